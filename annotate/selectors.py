@@ -1,0 +1,553 @@
+"""Reads for pages, the API and exports. Each function does a fixed number of queries."""
+
+import hashlib
+from dataclasses import dataclass
+
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from annotate.models import Answer, Assignment, Batch, BatchItem, BatchMember, Option, Slot
+from annotate.services.routing import labels_for
+
+
+def _count(qs, field="batch"):
+    return Coalesce(
+        Subquery(
+            qs.values(field).annotate(c=Count("id")).values("c")[:1], output_field=IntegerField()
+        ),
+        Value(0),
+    )
+
+
+def batches_with_progress(*, user=None, batch_ids=None):
+    """Batches (of an annotator, or all) with answers needed/done (and the user's own count).
+
+    1 query: batches with three counting subqueries.
+    """
+    qs = Batch.objects.all()
+    if user is not None:
+        qs = qs.filter(members__user=user).exclude(
+            members__screening=BatchMember.REJECTED, members__user=user
+        )
+    if batch_ids is not None:
+        qs = qs.filter(id__in=batch_ids)
+    qs = qs.annotate(
+        answers_needed=_count(Slot.objects.filter(batch=OuterRef("pk"))),
+        answers_done=_count(Slot.objects.filter(batch=OuterRef("pk"), filled=True)),
+        # Subqueries, not Count() over joins: the membership filter above would narrow them.
+        fable_count=_count(BatchItem.objects.filter(batch=OuterRef("pk"))),
+        annotator_count=_count(BatchMember.objects.filter(batch=OuterRef("pk"))),
+    )
+    if user is not None:
+        qs = qs.annotate(
+            mine_done=_count(
+                Answer.objects.filter(batch=OuterRef("pk"), annotator=user, slot__isnull=False)
+            ),
+            mine_open=_count(
+                Assignment.objects.filter(
+                    batch=OuterRef("pk"), annotator=user, status=Assignment.CLAIMED
+                )
+            ),
+        )
+    return qs.order_by("-created_at", "-id")
+
+
+def percent(done: int, needed: int) -> int:
+    return round(100 * done / needed) if needed else 100
+
+
+def expected_share(batch) -> int:
+    """How many answers one annotator is expected to give in a batch (for '12 of 70')."""
+    if not batch.annotator_count:
+        return 0
+    return -(-batch.answers_needed // batch.annotator_count)
+
+
+def batch_progress(*, batch_id: int) -> dict | None:
+    batch = batches_with_progress(batch_ids=[batch_id]).first()
+    if batch is None:
+        return None
+    counts = dict(
+        Assignment.objects.filter(batch_id=batch_id).values_list("status").annotate(c=Count("id"))
+    )
+    return {
+        "id": batch.id,
+        "name": batch.name,
+        "kind": batch.kind,
+        "overlap": batch.overlap,
+        "fables": batch.fable_count,
+        "annotators": batch.annotator_count,
+        "answers_done": batch.answers_done,
+        "answers_needed": batch.answers_needed,
+        "percent": percent(batch.answers_done, batch.answers_needed),
+        "skips": counts.get(Assignment.SKIPPED, 0),
+        "claimed": counts.get(Assignment.CLAIMED, 0),
+        "surplus": Answer.objects.filter(batch_id=batch_id, slot__isnull=True).count(),
+        "closed": batch.closed_at is not None,
+    }
+
+
+@dataclass
+class ShownOption:
+    """What an annotator sees of one option: a per-assignment label and the text. No id."""
+
+    label: str
+    text: str
+    score: str | None = None  # a rating posted with an error, shown again
+
+
+def assignment_screen(*, assignment: Assignment) -> list[ShownOption]:
+    """The options of an assignment in its shown order. 1 query."""
+    texts = getattr(assignment, "shown_texts", None)  # set by a claim that just happened
+    if assignment.batch.kind == Batch.RATING:
+        from annotate.models import RatingTarget
+
+        if texts is None:
+            texts = dict(
+                RatingTarget.objects.filter(id__in=assignment.order).values_list("id", "text")
+            )
+        labels = [str(i + 1) for i in range(len(assignment.order))]
+    else:
+        if texts is None:
+            texts = dict(Option.objects.filter(id__in=assignment.order).values_list("id", "text"))
+        labels = labels_for(len(assignment.order))
+    return [ShownOption(label, texts[i]) for label, i in zip(labels, assignment.order, strict=True)]
+
+
+def annotator_code(user_id: int, date_joined) -> str:
+    """A stable pseudonym for exports and review pages."""
+    digest = hashlib.sha256(f"{user_id}:{date_joined.isoformat()}".encode()).hexdigest()
+    return f"ann-{digest[:6]}"
+
+
+def my_done_count(*, batch_id: int, user) -> int:
+    return (
+        Answer.objects.filter(batch_id=batch_id, annotator=user)
+        .filter(Q(slot__isnull=False))
+        .count()
+    )
+
+
+# ---------------------------------------------------------------- exports
+
+ANSWER_COLUMNS = [
+    "batch",
+    "alias",
+    "revision",
+    "annotator",
+    "shown_kinds",
+    "selected_kinds",
+    "selected_texts",
+    "primary_kind",
+    "correct",
+    "multi",
+    "surplus",
+    "comment",
+    "seconds",
+    "claimed_at",
+    "submitted_at",
+]
+
+
+def _lookup_maps(*, fable_ids=None):
+    """Small maps that let exports avoid a join per row: options, revisions, fables, users."""
+    from django.contrib.auth import get_user_model
+
+    from annotate.models import Fable, Revision
+
+    options = {}
+    opt_qs = Option.objects.all()
+    if fable_ids is not None:
+        opt_qs = opt_qs.filter(revision__fable_id__in=fable_ids)
+    for oid, kind, text in opt_qs.values_list("id", "kind", "text").iterator(chunk_size=5000):
+        options[oid] = (kind, text)
+    revisions = dict(Revision.objects.values_list("id", "number").iterator(chunk_size=5000))
+    aliases = dict(Fable.objects.values_list("id", "alias").iterator(chunk_size=5000))
+    codes = {
+        uid: annotator_code(uid, joined)
+        for uid, joined in get_user_model().objects.values_list("id", "date_joined")
+    }
+    return options, revisions, aliases, codes
+
+
+def answer_rows(*, batch_id: int | None = None, include_surplus: bool = True):
+    """One dict per MCQA answer, streamed. A fixed number of queries whatever the size."""
+    options, revisions, aliases, codes = _lookup_maps()
+    batches = dict(Batch.objects.values_list("id", "name"))
+    qs = Answer.objects.filter(batch__kind=Batch.MCQA)
+    if batch_id is not None:
+        qs = qs.filter(batch_id=batch_id)
+    if not include_surplus:
+        qs = qs.filter(slot__isnull=False)
+    rows = qs.order_by("id").values_list(
+        "batch_id",
+        "fable_id",
+        "revision_id",
+        "annotator_id",
+        "assignment__order",
+        "selected",
+        "slot_id",
+        "comment",
+        "seconds",
+        "assignment__claimed_at",
+        "created_at",
+    )
+    for b, f, rev, user, order, selected, slot, comment, seconds, claimed, created in rows.iterator(
+        chunk_size=5000
+    ):
+        picked = [options[o] for o in selected]
+        kinds = [k for k, _ in picked]
+        yield {
+            "batch": batches[b],
+            "alias": aliases[f],
+            "revision": revisions[rev],
+            "annotator": codes[user],
+            "shown_kinds": [options[o][0] for o in order],
+            "selected_kinds": kinds,
+            "selected_texts": [t for _, t in picked],
+            "primary_kind": kinds[0] if kinds else None,
+            "correct": bool(kinds) and kinds[0] == "ground_truth",
+            "multi": len(kinds) > 1,
+            "surplus": slot is None,
+            "comment": comment,
+            "seconds": round(seconds, 1),
+            "claimed_at": claimed.isoformat(),
+            "submitted_at": created.isoformat(),
+        }
+
+
+SKIP_COLUMNS = ["batch", "alias", "revision", "annotator", "comment", "claimed_at", "skipped_at"]
+
+
+def skip_rows(*, batch_id: int | None = None):
+    _, revisions, aliases, codes = _lookup_maps(fable_ids=[])
+    batches = dict(Batch.objects.values_list("id", "name"))
+    qs = Assignment.objects.filter(status=Assignment.SKIPPED)
+    if batch_id is not None:
+        qs = qs.filter(batch_id=batch_id)
+    for b, f, rev, user, comment, claimed, finished in (
+        qs.order_by("id")
+        .values_list(
+            "batch_id",
+            "fable_id",
+            "revision_id",
+            "annotator_id",
+            "skip_comment",
+            "claimed_at",
+            "finished_at",
+        )
+        .iterator(chunk_size=5000)
+    ):
+        yield {
+            "batch": batches[b],
+            "alias": aliases[f],
+            "revision": revisions[rev],
+            "annotator": codes[user],
+            "comment": comment,
+            "claimed_at": claimed.isoformat(),
+            "skipped_at": finished.isoformat() if finished else None,
+        }
+
+
+FLAG_COLUMNS = [
+    "id",
+    "alias",
+    "batch",
+    "reason",
+    "status",
+    "revision",
+    "new_revision",
+    "note",
+    "created_at",
+    "closed_at",
+    "closed_by",
+]
+
+
+def flag_rows(*, status: str | None = None):
+    from annotate.models import Flag
+
+    qs = Flag.objects.select_related("fable", "batch", "revision", "new_revision", "closed_by")
+    if status:
+        qs = qs.filter(status=status)
+    for flag in qs.order_by("id").iterator(chunk_size=2000):
+        yield {
+            "id": flag.id,
+            "alias": flag.fable.alias,
+            "batch": flag.batch.name if flag.batch else None,
+            "reason": flag.reason,
+            "status": flag.status,
+            "revision": flag.revision.number,
+            "new_revision": flag.new_revision.number if flag.new_revision else None,
+            "note": flag.note,
+            "created_at": flag.created_at.isoformat(),
+            "closed_at": flag.closed_at.isoformat() if flag.closed_at else None,
+            "closed_by": flag.closed_by.username if flag.closed_by else None,
+        }
+
+
+REVISION_COLUMNS = [
+    "alias",
+    "revision",
+    "reason",
+    "author",
+    "proposed",
+    "created_at",
+    "current",
+    "classes",
+    "choices",
+]
+
+
+def revision_rows():
+    from annotate.models import Revision
+
+    qs = (
+        Revision.objects.select_related("fable", "author")
+        .prefetch_related("options")
+        .order_by("fable__import_order", "fable_id", "number")
+    )
+    for rev in qs.iterator(chunk_size=1000):
+        opts = list(rev.options.all())
+        yield {
+            "alias": rev.fable.alias,
+            "revision": rev.number,
+            "reason": rev.reason,
+            "author": rev.author.username if rev.author else None,
+            "proposed": rev.proposed,
+            "created_at": rev.created_at.isoformat(),
+            "current": rev.fable.current_revision_id == rev.id,
+            "classes": [o.kind for o in opts],
+            "choices": [o.text for o in opts],
+        }
+
+
+CODE_COLUMNS = ["code", "username", "role"]
+
+
+def annotator_code_rows():
+    from django.contrib.auth import get_user_model
+
+    for uid, username, joined, groups in (
+        get_user_model()
+        .objects.order_by("id")
+        .values_list("id", "username", "date_joined", "groups__name")
+    ):
+        yield {"code": annotator_code(uid, joined), "username": username, "role": groups}
+
+
+# ---------------------------------------------------------------- review
+
+
+def flag_queue(*, status: str = "open", reason: str = "", batch_id: int | None = None):
+    """Flags oldest first with what the queue shows. 1 query."""
+    from annotate.models import Flag
+
+    qs = Flag.objects.select_related("fable", "batch", "revision").order_by("created_at", "id")
+    if status:
+        qs = qs.filter(status=status)
+    if reason:
+        qs = qs.filter(reason=reason)
+    if batch_id:
+        qs = qs.filter(batch_id=batch_id)
+    return qs
+
+
+def revision_diff(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> list[dict]:
+    """Position by position: unchanged, changed (old → new), added or removed options."""
+    rows = []
+    for i in range(max(len(before), len(after))):
+        old = before[i] if i < len(before) else None
+        new = after[i] if i < len(after) else None
+        state = (
+            "unchanged"
+            if old == new
+            else "added"
+            if old is None
+            else "removed"
+            if new is None
+            else "changed"
+        )
+        rows.append({"position": i + 1, "old": old, "new": new, "state": state})
+    return rows
+
+
+def fable_review(*, fable_id: int) -> dict:
+    """Everything the review page shows of one fable. A fixed number of queries."""
+    from annotate.models import Fable, Flag, ReviewEvent, Revision
+
+    fable = Fable.objects.select_related("current_revision").get(id=fable_id)
+    revisions = list(
+        Revision.objects.filter(fable=fable)
+        .select_related("author")
+        .prefetch_related("options")
+        .order_by("number")
+    )
+    options = {o.id: o for rev in revisions for o in rev.options.all()}
+    by_revision = {rev.id: rev for rev in revisions}
+    answers = list(
+        Answer.objects.filter(fable=fable)
+        .select_related("assignment", "batch", "annotator")
+        .order_by("revision__number", "created_at")
+    )
+    skips = list(
+        Assignment.objects.filter(fable=fable, status=Assignment.SKIPPED).select_related(
+            "annotator", "batch", "revision"
+        )
+    )
+    answer_groups = []
+    for rev in revisions:
+        group = []
+        for a in answers:
+            if a.revision_id != rev.id:
+                continue
+            labels = labels_for(len(a.assignment.order))
+            shown = {oid: labels[i] for i, oid in enumerate(a.assignment.order)}
+            group.append(
+                {
+                    "code": annotator_code(a.annotator_id, a.annotator.date_joined),
+                    "batch": a.batch.name,
+                    "selected": [
+                        {"label": shown[o], "kind": options[o].kind, "text": options[o].text}
+                        for o in a.selected
+                    ],
+                    "correct": bool(a.selected) and options[a.selected[0]].kind == "ground_truth",
+                    "comment": a.comment,
+                    "seconds": round(a.seconds),
+                    "surplus": a.slot_id is None,
+                }
+            )
+        if group or rev.id == fable.current_revision_id:
+            answer_groups.append({"revision": rev, "answers": group})
+    diffs = []
+    for prev, rev in zip(revisions, revisions[1:], strict=False):
+        diffs.append(
+            {
+                "from": prev,
+                "to": rev,
+                "rows": revision_diff(
+                    [(o.text, o.kind) for o in prev.options.all()],
+                    [(o.text, o.kind) for o in rev.options.all()],
+                ),
+            }
+        )
+    return {
+        "fable": fable,
+        "current_options": list(by_revision[fable.current_revision_id].options.all()),
+        "revisions": revisions,
+        "answer_groups": answer_groups,
+        "skips": [
+            {
+                "code": annotator_code(s.annotator_id, s.annotator.date_joined),
+                "batch": s.batch.name,
+                "comment": s.skip_comment,
+                "revision": s.revision.number,
+            }
+            for s in skips
+        ],
+        "diffs": diffs,
+        "flags": list(
+            Flag.objects.filter(fable=fable)
+            .select_related("batch", "closed_by")
+            .order_by("created_at")
+        ),
+        "events": list(
+            ReviewEvent.objects.filter(fable=fable)
+            .select_related("actor", "flag")
+            .order_by("created_at", "id")
+        ),
+    }
+
+
+MORAL_COLUMNS = [
+    "alias",
+    "model",
+    "provider",
+    "prompt_version",
+    "status",
+    "text",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_ms",
+    "attempts",
+    "error",
+]
+
+
+def moral_rows():
+    from annotate.models import ModelMoral
+
+    for row in (
+        ModelMoral.objects.order_by("fable__import_order", "model__name")
+        .values_list(
+            "fable__alias",
+            "model__name",
+            "model__provider",
+            "prompt_version",
+            "status",
+            "text",
+            "prompt_tokens",
+            "completion_tokens",
+            "latency_ms",
+            "attempts",
+            "error",
+        )
+        .iterator(chunk_size=5000)
+    ):
+        yield dict(zip(MORAL_COLUMNS, row, strict=True))
+
+
+RATING_COLUMNS = [
+    "batch",
+    "alias",
+    "annotator",
+    "moral_source",
+    "is_control",
+    "text",
+    "score",
+    "comment",
+    "surplus",
+    "submitted_at",
+]
+
+
+def rating_rows(*, batch_id: int | None = None):
+    from django.contrib.auth import get_user_model
+
+    from annotate.models import Rating
+
+    codes = {
+        uid: annotator_code(uid, joined)
+        for uid, joined in get_user_model().objects.values_list("id", "date_joined")
+    }
+    qs = Rating.objects.all()
+    if batch_id is not None:
+        qs = qs.filter(answer__batch_id=batch_id)
+    for batch, alias, user, model, control, text, score, comment, slot, created in (
+        qs.order_by("id")
+        .values_list(
+            "answer__batch__name",
+            "target__fable__alias",
+            "answer__annotator_id",
+            "target__model_moral__model__name",
+            "target__control_option_id",
+            "target__text",
+            "score",
+            "answer__comment",
+            "answer__slot_id",
+            "answer__created_at",
+        )
+        .iterator(chunk_size=5000)
+    ):
+        yield {
+            "batch": batch,
+            "alias": alias,
+            "annotator": codes[user],
+            "moral_source": model or "true moral",
+            "is_control": control is not None,
+            "text": text,
+            "score": score,
+            "comment": comment,
+            "surplus": slot is None,
+            "submitted_at": created.isoformat(),
+        }

@@ -1,0 +1,104 @@
+"""Exports: the revised benchmark in its own schema, and streamed JSON/JSONL/CSV writers.
+
+Everything here is a generator, so exports run in constant memory whatever their size.
+"""
+
+import csv
+import io
+import json
+import random
+from collections.abc import Iterable, Iterator
+
+from annotate.models import GROUND_TRUTH, Fable
+
+VARIANTS = ("core", "tf", "noto")
+NOTO_TEXT = "None of the other options."
+NOTO_KIND = "none_of_the_others"
+CHUNK = 500
+
+
+def _current_fables() -> Iterator[Fable]:
+    return (
+        Fable.objects.filter(current_revision__isnull=False)
+        .select_related("current_revision")
+        .prefetch_related("current_revision__options")
+        .order_by("import_order", "id")
+        .iterator(chunk_size=CHUNK)
+    )
+
+
+def _ordered_options(fable: Fable, shuffle_seed: int | None) -> list[tuple[str, str]]:
+    options = [(o.text, o.kind) for o in fable.current_revision.options.all()]
+    if shuffle_seed is not None:
+        # Seeded per fable, so one fable's order does not depend on which others exist.
+        random.Random(f"{shuffle_seed}:{fable.alias}").shuffle(options)
+    return options
+
+
+def benchmark_records(*, variant: str = "core", shuffle_seed: int | None = None) -> Iterator[dict]:
+    """Records of the current revisions in the benchmark schema (plus `revision`)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    for fable in _current_fables():
+        options = _ordered_options(fable, shuffle_seed)
+        revision = fable.current_revision.number
+        if variant == "tf":
+            for text, kind in options:
+                yield {
+                    "alias": fable.alias,
+                    "story_title": fable.title,
+                    "story": fable.story,
+                    "moral": text,
+                    "kind": kind,
+                    "label": kind == GROUND_TRUTH,
+                    "revision": revision,
+                }
+            continue
+        if variant == "noto":
+            options = [(NOTO_TEXT, NOTO_KIND) if k == GROUND_TRUTH else (t, k) for t, k in options]
+        truth_kind = NOTO_KIND if variant == "noto" else GROUND_TRUTH
+        label = next(i for i, (_, kind) in enumerate(options) if kind == truth_kind)
+        yield {
+            "alias": fable.alias,
+            "story_title": fable.title,
+            "story": fable.story,
+            "moral": options[label][0],
+            "is_altered": fable.is_altered,
+            "correct_moral_label": label,
+            "classes": [kind for _, kind in options],
+            "choices": [text for text, _ in options],
+            "revision": revision,
+        }
+
+
+def json_array_lines(records: Iterable[dict]) -> Iterator[str]:
+    """A pretty JSON array, written one record at a time."""
+    first = True
+    yield "["
+    for record in records:
+        body = json.dumps(record, ensure_ascii=False, indent=4)
+        yield ("\n    " if first else ",\n    ") + body.replace("\n", "\n    ")
+        first = False
+    yield "\n]\n" if not first else "]\n"
+
+
+def jsonl_lines(records: Iterable[dict]) -> Iterator[str]:
+    for record in records:
+        yield json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def csv_lines(records: Iterable[dict], *, columns: list[str]) -> Iterator[str]:
+    """CSV with a header; lists and dicts are written as JSON."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(columns)
+    for record in records:
+        writer.writerow(
+            json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
+            for v in (record.get(c) for c in columns)
+        )
+        if buffer.tell() > 64 * 1024:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()

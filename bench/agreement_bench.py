@@ -1,0 +1,60 @@
+"""Agreement for a batch of 100,000 answers; answers export throughput for 1,000,000 rows."""
+
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import synthetic
+from common import PYTHON, ROOT, base_env, fresh_pg_database, manage, timed_child
+
+AGREEMENT = """
+import time
+from annotate.statistics import batch_agreement
+t = time.perf_counter()
+stats = batch_agreement(batch_id=1)
+print(time.perf_counter() - t, stats["answers"], len(stats["pairs"]),
+      stats["overall"]["alpha_kind"]["value"], stats["overall"]["alpha_masi"]["value"])
+"""
+
+
+def _shell(code: str, env: dict) -> str:
+    return subprocess.run(
+        [PYTHON, "-c", "import django; django.setup()\n" + code], cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "annotate.settings"}, check=True,
+        capture_output=True, text=True).stdout
+
+
+def run(data, *, use_pg: bool) -> dict:
+    if not use_pg:
+        return {"skipped": "needs PostgreSQL"}
+    results = {}
+    url = fresh_pg_database("morables_bench_agreement")
+    env = base_env(DATABASE_URL=url)
+    manage("migrate", "--noinput", "-v0", env=env)
+    t = time.perf_counter()
+    synthetic.load(url, fables=50_000, annotators=20)
+    results["setup_100k_seconds"] = round(time.perf_counter() - t, 1)
+    seconds, answers, pairs, alpha, alpha_masi = _shell(AGREEMENT, env).split()
+    results["agreement_100k"] = {"seconds": round(float(seconds), 2), "answers": int(answers),
+                                 "pairs": int(pairs), "alpha_kind": float(alpha),
+                                 "alpha_masi": float(alpha_masi)}
+
+    url = fresh_pg_database("morables_bench_export")
+    env = base_env(DATABASE_URL=url)
+    manage("migrate", "--noinput", "-v0", env=env)
+    synthetic.load(url, fables=500_000, annotators=40)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "answers.jsonl"
+        seconds, rss, _ = timed_child([PYTHON, "manage.py", "export", "answers", "--format",
+                                       "jsonl", "--out", str(out)], env)
+        rows = sum(1 for _ in out.open())
+        csv_out = Path(tmp) / "answers.csv"
+        csv_seconds, csv_rss, _ = timed_child([PYTHON, "manage.py", "export", "answers",
+                                               "--format", "csv", "--out", str(csv_out)], env)
+    results["answers_export_1m"] = {
+        "rows": rows, "jsonl_rows_per_s": round(rows / seconds),
+        "jsonl_peak_mb": round(rss), "csv_rows_per_s": round(rows / csv_seconds),
+        "csv_peak_mb": round(csv_rss),
+    }
+    return results

@@ -1,0 +1,130 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.test import override_settings
+from django.urls import reverse
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def production_env(**extra):
+    return {
+        **os.environ,
+        "MORABLES_IGNORE_DOTENV": "1",
+        "DEBUG": "0",
+        "SECRET_KEY": "x" * 30 + "-production-like-secret-" + "y" * 30,
+        "ALLOWED_HOSTS": "annotate.example.org",
+        "DJANGO_SETTINGS_MODULE": "annotate.settings",
+        **extra,
+    }
+
+
+def test_check_deploy_is_clean_with_production_settings():
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=production_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SECRET_KEY": ""}, "SECRET_KEY must be set when DEBUG is off"),
+        ({"DEBUG": "maybe"}, "DEBUG must be one of"),
+        ({"DATABASE_URL": "nosuchdb://x"}, "DATABASE_URL is not a valid database URL"),
+        ({"CELERY_BROKER_URL": "kafka://x"}, "CELERY_BROKER_URL must start with"),
+        ({"LEASE_SECONDS": "soon"}, "LEASE_SECONDS must be an integer"),
+    ],
+)
+def test_bad_settings_fail_loudly(env, message):
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env=production_env(**env),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0 and message in result.stderr
+
+
+def test_csp_allows_only_own_scripts(client, db):
+    header = client.get(reverse("login"))["Content-Security-Policy"]
+    assert "script-src 'self'" in header and "unsafe-inline" not in header
+    assert "frame-ancestors 'none'" in header
+
+
+def test_pages_have_no_inline_scripts_or_styles(client, annotators, admin_user):
+    from tests.factories import make_fables
+
+    make_fables(2)
+    client.force_login(admin_user)
+    for url in ("/", "/batches/new/", "/batches/", "/review/", "/import/", "/generation/"):
+        html = client.get(url).content.decode()
+        assert "<script>" not in html and " style=" not in html and "<style" not in html, url
+
+
+def test_login_is_throttled_after_repeated_failures(client, make_user, settings):
+    make_user("victim", password="right-password-123")
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        client.post(reverse("login"), {"username": "victim", "password": "wrong"})
+    response = client.post(
+        reverse("login"), {"username": "victim", "password": "right-password-123"}
+    )
+    assert response.status_code == 429
+    assert "_auth_user_id" not in client.session
+
+
+def test_forms_need_csrf(annotators, db):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(annotators[0])
+    assert strict.post("/assignments/1/skip/", {"comment": "x"}).status_code == 403
+
+
+def test_upload_size_is_limited(client, admin_user, settings):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    settings.IMPORT_MAX_UPLOAD_BYTES = 100
+    client.force_login(admin_user)
+    big = SimpleUploadedFile("big.json", b"[" + b" " * 200 + b"]")
+    response = client.post(reverse("import"), {"file": big})
+    assert response.status_code == 400 and "over the limit" in response.content.decode()
+
+
+@override_settings(DEBUG=False)
+def test_no_stack_traces_for_users(client, admin_user, monkeypatch):
+    from annotate import selectors
+
+    def explode(**kwargs):
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(selectors, "batches_with_progress", explode)
+    client.raise_request_exception = False
+    client.force_login(admin_user)
+    response = client.get("/")
+    assert response.status_code == 500
+    body = response.content.decode()
+    assert "secret internal detail" not in body and "Traceback" not in body
+    assert "Something went wrong" in body
+
+
+def test_healthz_reports_database_and_broker(client, db):
+    response = client.get("/healthz")
+    assert response.status_code == 200 and response.content == b"ok"
+
+
+def test_healthz_fails_when_the_broker_is_down(client, db, settings, monkeypatch):
+    from annotate.celery import app
+
+    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:9/0")
+    response = client.get("/healthz")
+    assert response.status_code == 503 and b"broker" in response.content
