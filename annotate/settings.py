@@ -243,6 +243,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue_dir),
         "data_folder_out": str(_queue_dir),
+        # exchange tables (broadcast/pidbox); kombu's default is ./control in the cwd
+        "control_folder": str(VAR_DIR / "celery-control"),
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True

@@ -20,9 +20,13 @@ print(time.perf_counter() - t, stats["answers"], len(stats["pairs"]),
 
 def _shell(code: str, env: dict) -> str:
     return subprocess.run(
-        [PYTHON, "-c", "import django; django.setup()\n" + code], cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "annotate.settings"}, check=True,
-        capture_output=True, text=True).stdout
+        [PYTHON, "-c", "import django; django.setup()\n" + code],
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "annotate.settings"},
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 def run(data, *, use_pg: bool) -> dict:
@@ -36,9 +40,13 @@ def run(data, *, use_pg: bool) -> dict:
     synthetic.load(url, fables=50_000, annotators=20)
     results["setup_100k_seconds"] = round(time.perf_counter() - t, 1)
     seconds, answers, pairs, alpha, alpha_masi = _shell(AGREEMENT, env).split()
-    results["agreement_100k"] = {"seconds": round(float(seconds), 2), "answers": int(answers),
-                                 "pairs": int(pairs), "alpha_kind": float(alpha),
-                                 "alpha_masi": float(alpha_masi)}
+    results["agreement_100k"] = {
+        "seconds": round(float(seconds), 2),
+        "answers": int(answers),
+        "pairs": int(pairs),
+        "alpha_kind": float(alpha),
+        "alpha_masi": float(alpha_masi),
+    }
 
     url = fresh_pg_database("morables_bench_export")
     env = base_env(DATABASE_URL=url)
@@ -46,15 +54,20 @@ def run(data, *, use_pg: bool) -> dict:
     synthetic.load(url, fables=500_000, annotators=40)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "answers.jsonl"
-        seconds, rss, _ = timed_child([PYTHON, "manage.py", "export", "answers", "--format",
-                                       "jsonl", "--out", str(out)], env)
+        seconds, rss, _ = timed_child(
+            [PYTHON, "manage.py", "export", "answers", "--format", "jsonl", "--out", str(out)], env
+        )
         rows = sum(1 for _ in out.open())
         csv_out = Path(tmp) / "answers.csv"
-        csv_seconds, csv_rss, _ = timed_child([PYTHON, "manage.py", "export", "answers",
-                                               "--format", "csv", "--out", str(csv_out)], env)
+        csv_seconds, csv_rss, _ = timed_child(
+            [PYTHON, "manage.py", "export", "answers", "--format", "csv", "--out", str(csv_out)],
+            env,
+        )
     results["answers_export_1m"] = {
-        "rows": rows, "jsonl_rows_per_s": round(rows / seconds),
-        "jsonl_peak_mb": round(rss), "csv_rows_per_s": round(rows / csv_seconds),
+        "rows": rows,
+        "jsonl_rows_per_s": round(rows / seconds),
+        "jsonl_peak_mb": round(rss),
+        "csv_rows_per_s": round(rows / csv_seconds),
         "csv_peak_mb": round(csv_rss),
     }
     return results

@@ -11,8 +11,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def production_env(**extra):
+    # The browser tests' conftest sets DJANGO_ALLOW_ASYNC_UNSAFE in this process; a
+    # production process would not have it (check --deploy rightly refuses it).
+    inherited = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     return {
-        **os.environ,
+        **inherited,
         "MORABLES_IGNORE_DOTENV": "1",
         "DEBUG": "0",
         "SECRET_KEY": "x" * 30 + "-production-like-secret-" + "y" * 30,
