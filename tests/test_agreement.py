@@ -210,3 +210,51 @@ def test_pairwise_cohen():
     )
     assert set(result) == {("a", "b"), ("a", "c"), ("b", "c")}
     assert result[("a", "b")].value == pytest.approx(0.4, abs=0.001)
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+@pytest.mark.parametrize("seed", range(5))
+def test_cohen_kappa_equals_scikit_learn(weights, seed):
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = __import__("numpy").random.default_rng(seed)
+    a = rng.integers(1, 6, 80)
+    b = (a + rng.integers(-1, 2, 80)).clip(1, 5)
+    b[:10] = 3  # some structure, and level 5 may be unused by one rater
+    labels = [1, 2, 3, 4, 5]
+    ours = agreement.cohen_kappa(a.tolist(), b.tolist(), labels=labels, weights=weights)
+    theirs = cohen_kappa_score(a, b, labels=labels, weights=weights)
+    assert ours.value == pytest.approx(theirs, abs=1e-12)
+
+
+def _alpha_brute_force(rows, distance):
+    """Krippendorff's alpha straight from its definition over pairs of values (slow)."""
+    units = [[v for v in unit if v is not None] for unit in zip(*rows, strict=True)]
+    units = [u for u in units if len(u) >= 2]
+    values = [v for u in units for v in u]
+    n = len(values)
+    observed = (
+        sum(
+            sum(distance(x, y) for i, x in enumerate(u) for j, y in enumerate(u) if i != j)
+            / (len(u) - 1)
+            for u in units
+        )
+        / n
+    )
+    expected = sum(
+        distance(x, y) for i, x in enumerate(values) for j, y in enumerate(values) if i != j
+    ) / (n * (n - 1))
+    return 1 - observed / expected
+
+
+def test_alpha_over_sets_matches_the_definition_with_repeated_units():
+    # Identical units are grouped and weighed by their count: the result must still be the
+    # textbook value, here with many repeated units and some missing values.
+    base = [
+        [{"a"}, {"a", "b"}, {"b"}, None, {"c"}],
+        [{"a"}, {"b"}, {"b"}, {"a", "c"}, {"c"}],
+        [None, {"a", "b"}, {"a"}, {"a"}, {"b", "c"}],
+    ]
+    rows = [[None if v is None else frozenset(v) for v in row * 7] for row in base]
+    ours = agreement.krippendorff_alpha_sets(rows).value
+    assert ours == pytest.approx(_alpha_brute_force(rows, agreement.masi_distance), abs=1e-9)
