@@ -1,10 +1,11 @@
 """Reads for pages, the API and exports. Each function does a fixed number of queries."""
 
 import hashlib
+import json
 from dataclasses import dataclass
 
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, TextField, Value
+from django.db.models.functions import Cast, Coalesce
 
 from annotate.models import Answer, Assignment, Batch, BatchItem, BatchMember, Option, Slot
 from annotate.services.routing import labels_for
@@ -170,50 +171,82 @@ def _lookup_maps(*, fable_ids=None):
     return options, revisions, aliases, codes
 
 
+ANSWER_CHUNK = 2000
+
+
 def answer_rows(*, batch_id: int | None = None, include_surplus: bool = True):
-    """One dict per MCQA answer, streamed. A fixed number of queries whatever the size."""
-    options, revisions, aliases, codes = _lookup_maps()
-    batches = dict(Batch.objects.values_list("id", "name"))
+    """One dict per MCQA answer, streamed in constant memory.
+
+    Answers come ANSWER_CHUNK at a time (batch name, alias and revision number joined in
+    SQL), with the options they show fetched per chunk, so memory does not grow with the
+    size of the benchmark. Queries: two per chunk, plus two.
+    """
+    from django.contrib.auth import get_user_model
+
+    codes = {
+        uid: annotator_code(uid, joined)
+        for uid, joined in get_user_model().objects.values_list("id", "date_joined")
+    }
     qs = Answer.objects.filter(batch__kind=Batch.MCQA)
     if batch_id is not None:
         qs = qs.filter(batch_id=batch_id)
     if not include_surplus:
         qs = qs.filter(slot__isnull=False)
-    rows = qs.order_by("id").values_list(
-        "batch_id",
-        "fable_id",
-        "revision_id",
-        "annotator_id",
-        "assignment__order",
-        "selected",
-        "slot_id",
-        "comment",
-        "seconds",
-        "assignment__claimed_at",
-        "created_at",
+    rows = (
+        qs.order_by("id")
+        .annotate(order_text=Cast("assignment__order", TextField()))
+        .annotate(selected_text=Cast("selected", TextField()))
+        .values_list(
+            "id",
+            "batch__name",
+            "fable__alias",
+            "revision__number",
+            "revision_id",
+            "annotator_id",
+            "order_text",
+            "selected_text",
+            "slot_id",
+            "comment",
+            "seconds",
+            "assignment__claimed_at",
+            "created_at",
+        )
     )
-    for b, f, rev, user, order, selected, slot, comment, seconds, claimed, created in rows.iterator(
-        chunk_size=5000
-    ):
-        picked = [options[o] for o in selected]
-        kinds = [k for k, _ in picked]
-        yield {
-            "batch": batches[b],
-            "alias": aliases[f],
-            "revision": revisions[rev],
-            "annotator": codes[user],
-            "shown_kinds": [options[o][0] for o in order],
-            "selected_kinds": kinds,
-            "selected_texts": [t for _, t in picked],
-            "primary_kind": kinds[0] if kinds else None,
-            "correct": bool(kinds) and kinds[0] == "ground_truth",
-            "multi": len(kinds) > 1,
-            "surplus": slot is None,
-            "comment": comment,
-            "seconds": round(seconds, 1),
-            "claimed_at": claimed.isoformat(),
-            "submitted_at": created.isoformat(),
+    last = 0
+    # Keyset pagination (id > last, LIMIT): each chunk is a short indexed query, and no
+    # cursor or transaction stays open while the client reads.
+    while chunk := list(rows.filter(id__gt=last)[:ANSWER_CHUNK]):
+        last = chunk[-1][0]
+        options = {
+            oid: (kind, text)
+            for oid, kind, text in Option.objects.filter(
+                revision_id__in={row[4] for row in chunk}
+            ).values_list("id", "kind", "text")
         }
+        # One json.loads per chunk instead of one per field and row.
+        orders = json.loads("[" + ",".join(row[6] for row in chunk) + "]")
+        selections = json.loads("[" + ",".join(row[7] for row in chunk) + "]")
+        for row, order, selected in zip(chunk, orders, selections, strict=True):
+            _, batch, alias, number, _, user, _, _, slot, comment, seconds, claimed, created = row
+            picked = [options[o] for o in selected]
+            kinds = [k for k, _ in picked]
+            yield {
+                "batch": batch,
+                "alias": alias,
+                "revision": number,
+                "annotator": codes[user],
+                "shown_kinds": [options[o][0] for o in order],
+                "selected_kinds": kinds,
+                "selected_texts": [t for _, t in picked],
+                "primary_kind": kinds[0] if kinds else None,
+                "correct": bool(kinds) and kinds[0] == "ground_truth",
+                "multi": len(kinds) > 1,
+                "surplus": slot is None,
+                "comment": comment,
+                "seconds": round(seconds, 1),
+                "claimed_at": claimed.isoformat(),
+                "submitted_at": created.isoformat(),
+            }
 
 
 SKIP_COLUMNS = ["batch", "alias", "revision", "annotator", "comment", "claimed_at", "skipped_at"]

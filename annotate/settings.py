@@ -219,6 +219,8 @@ REST_FRAMEWORK = {
     },
 }
 SPECTACULAR_SETTINGS = {
+    # <id:…> path parameters (annotate/converters.py) are integers of at most 18 digits.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}},
     "TITLE": "Morables Annotate API",
     "VERSION": "1",
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],

@@ -5,10 +5,12 @@ from functools import wraps
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
+from django.views.defaults import page_not_found
+from django.views.defaults import server_error as django_server_error
 
 from annotate import selectors
 from annotate.forms import BatchForm, ImportForm
@@ -312,3 +314,19 @@ def healthz(request):
         detail = ", ".join(f"{k}: {v}" for k, v in problems.items())
         return HttpResponse(f"unhealthy: {detail}", status=503, content_type="text/plain")
     return HttpResponse("ok", content_type="text/plain")
+
+
+def not_found(request, exception=None):
+    """404: JSON for API clients (scripts parse `detail`), the HTML page for people."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return page_not_found(request, exception)
+
+
+def server_error(request):
+    """500 without a stack trace: JSON under /api/, the HTML page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(
+            {"detail": "Server error: it has been logged; please try again."}, status=500
+        )
+    return django_server_error(request)

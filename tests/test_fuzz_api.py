@@ -4,6 +4,8 @@ Every generated request, valid or not, must get an answer below 500, and a refus
 say what is wrong.
 """
 
+import os
+
 import pytest
 import schemathesis
 from django.core import signals
@@ -12,7 +14,7 @@ from hypothesis import HealthCheck, settings
 
 from tests.factories import answer_as, make_fables
 
-EXAMPLES = 12
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))  # make reliability runs more
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 refused with a message naming where it is wrong, and a refusal writes nothing."""
 
 import json
+import os
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -57,7 +58,11 @@ def files(draw):
 
 
 class ImporterFuzz(TestCase):
-    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=int(os.environ.get("FUZZ_EXAMPLES_IMPORT", "300")),
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(source=files())
     def test_imported_or_cleanly_refused(self, source):
         before = (Fable.objects.count(), Revision.objects.count(), Option.objects.count())

@@ -131,3 +131,22 @@ def test_healthz_fails_when_the_broker_is_down(client, db, settings, monkeypatch
     monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:9/0")
     response = client.get("/healthz")
     assert response.status_code == 503 and b"broker" in response.content
+
+
+def test_ids_too_large_for_the_database_are_a_json_404(client, admin_user):
+    # Found by the API fuzzer: a 20-digit id used to reach SQLite as an OverflowError (500).
+    for path in (
+        "/api/assignments/9223372036854775808/skip/",
+        "/api/assignments/99999999999999999999/answer/",
+        "/api/flags/99999999999999999999/dismiss/",
+    ):
+        response = client.post(
+            path,
+            {"comment": "x"},
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Token {admin_user.token}",
+        )
+        assert response.status_code == 404, path
+        assert response.json() == {"detail": "Not found."}
+    page = client.get("/batches/99999999999999999999/next/")
+    assert page.status_code in (302, 404) and "text/html" in page["Content-Type"]

@@ -158,3 +158,19 @@ def test_export_query_count_is_constant(client, admin_user, annotators):
 def test_annotators_cannot_export(client, annotators, db):
     client.force_login(annotators[0])
     assert client.get("/api/export/answers.jsonl").status_code == 403
+
+
+def test_answer_export_streams_in_chunks_with_one_options_query_each(
+    client, admin_user, annotators, monkeypatch
+):
+    from annotate import selectors
+
+    client.force_login(admin_user)
+    double_miss(annotators, admin_user, "y", 8)  # 16 answers
+    with CaptureQueriesContext(connection) as whole:
+        one_chunk = client.get("/api/export/answers.jsonl").getvalue()
+    monkeypatch.setattr(selectors, "ANSWER_CHUNK", 5)
+    with CaptureQueriesContext(connection) as chunked:
+        four_chunks = client.get("/api/export/answers.jsonl").getvalue()
+    assert four_chunks == one_chunk and one_chunk.count(b"\n") == 16
+    assert len(chunked) == len(whole) + 3
