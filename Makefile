@@ -43,5 +43,10 @@ MORABLES ?= ../shared/data/morables
 bench: $(STAMP)
 	$(BIN)/python bench/run.py --data $(MORABLES)
 
+# Load, faults and fuzzing against gunicorn, PostgreSQL, Celery and a private Redis
+# (RELIABILITY_FABLES, RELIABILITY_ANNOTATORS to resize). Exit 1 on any violation.
+reliability: $(STAMP)
+	$(BIN)/python bench/reliability.py
+
 clean:
 	rm -rf var/ .pytest_cache .ruff_cache

@@ -4,7 +4,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, TextField, Value
+from django.db import connections
+from django.db.models import Count, Func, IntegerField, OuterRef, Q, Subquery, TextField, Value
 from django.db.models.functions import Cast, Coalesce
 
 from annotate.models import Answer, Assignment, Batch, BatchItem, BatchMember, Option, Slot
@@ -171,7 +172,41 @@ def _lookup_maps(*, fable_ids=None):
     return options, revisions, aliases, codes
 
 
-ANSWER_CHUNK = 2000
+ANSWER_CHUNK = 5000
+
+
+def fetch_tuples(query) -> list[tuple]:
+    """All rows of a values_list query as plain tuples, fetched in one go.
+
+    For thousands of rows of plain values, Django's row-by-row iteration costs more than
+    the query; the SQL is still the ORM's own."""
+    sql, params = query.query.sql_with_params()
+    with connections[query.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+class IsoTimestamp(Func):
+    """A timestamp as the text Python's datetime.isoformat() gives for it in UTC, written by
+    the database: parsing a million timestamps in Python to print them again was a quarter
+    of an answers export."""
+
+    output_field = TextField()
+
+    def as_postgresql(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        utc = f"(({sql}) AT TIME ZONE 'UTC')"
+        return (
+            f"CASE WHEN mod(EXTRACT(MICROSECONDS FROM {utc})::int, 1000000) = 0 "
+            f"""THEN to_char({utc}, 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"') """
+            f"""ELSE to_char({utc}, 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"') END""",
+            params * 3,
+        )
+
+    def as_sqlite(self, compiler, connection, **extra):
+        # Django stores aware datetimes in SQLite as UTC text from isoformat(" ").
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"(REPLACE({sql}, ' ', 'T') || '+00:00')", params
 
 
 def answer_rows(*, batch_id: int | None = None, include_surplus: bool = True):
@@ -196,6 +231,8 @@ def answer_rows(*, batch_id: int | None = None, include_surplus: bool = True):
         qs.order_by("id")
         .annotate(order_text=Cast("assignment__order", TextField()))
         .annotate(selected_text=Cast("selected", TextField()))
+        .annotate(claimed_text=IsoTimestamp("assignment__claimed_at"))
+        .annotate(created_text=IsoTimestamp("created_at"))
         .values_list(
             "id",
             "batch__name",
@@ -208,20 +245,23 @@ def answer_rows(*, batch_id: int | None = None, include_surplus: bool = True):
             "slot_id",
             "comment",
             "seconds",
-            "assignment__claimed_at",
-            "created_at",
+            "claimed_text",
+            "created_text",
         )
     )
     last = 0
     # Keyset pagination (id > last, LIMIT): each chunk is a short indexed query, and no
     # cursor or transaction stays open while the client reads.
-    while chunk := list(rows.filter(id__gt=last)[:ANSWER_CHUNK]):
+    while chunk := fetch_tuples(rows.filter(id__gt=last)[:ANSWER_CHUNK]):
         last = chunk[-1][0]
+        # The options these answers showed, by index on their revisions.
         options = {
             oid: (kind, text)
-            for oid, kind, text in Option.objects.filter(
-                revision_id__in={row[4] for row in chunk}
-            ).values_list("id", "kind", "text")
+            for oid, kind, text in fetch_tuples(
+                Option.objects.filter(revision_id__in={row[4] for row in chunk})
+                .order_by()
+                .values_list("id", "kind", "text")
+            )
         }
         # One json.loads per chunk instead of one per field and row.
         orders = json.loads("[" + ",".join(row[6] for row in chunk) + "]")
@@ -244,8 +284,8 @@ def answer_rows(*, batch_id: int | None = None, include_surplus: bool = True):
                 "surplus": slot is None,
                 "comment": comment,
                 "seconds": round(seconds, 1),
-                "claimed_at": claimed.isoformat(),
-                "submitted_at": created.isoformat(),
+                "claimed_at": claimed,
+                "submitted_at": created,
             }
 
 

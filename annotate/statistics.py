@@ -6,13 +6,12 @@ from collections import Counter
 from itertools import combinations
 
 import numpy as np
-from django.db import connections
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from annotate import agreement
 from annotate.models import Answer, Assignment, Batch, BatchMember, Option
-from annotate.selectors import annotator_code
+from annotate.selectors import annotator_code, fetch_tuples
 
 BOOTSTRAP_N = 1000
 CHUNK = 10_000
@@ -24,17 +23,6 @@ def _stat(stat) -> dict:
         "n": stat.n,
         "reason": stat.reason,
     }
-
-
-def _tuples(query) -> list[tuple]:
-    """All rows of a values_list query as plain tuples, fetched in one go.
-
-    For hundreds of thousands of rows of plain ints and strings, Django's row-by-row
-    iteration costs more than the query; the SQL is still the ORM's own."""
-    sql, params = query.query.sql_with_params()
-    with connections[query.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
 
 
 def batch_agreement(*, batch_id: int, bootstrap_n: int = BOOTSTRAP_N) -> dict:
@@ -50,7 +38,7 @@ def batch_agreement(*, batch_id: int, bootstrap_n: int = BOOTSTRAP_N) -> dict:
         .values_list("slot__item_id", "annotator_id", "selected_text", "order_text")
     )
     rows = []
-    fetched = _tuples(query)
+    fetched = fetch_tuples(query)
     for start in range(0, len(fetched), CHUNK):
         chunk = fetched[start : start + CHUNK]
         selected = json.loads("[" + ",".join(r[2] for r in chunk) + "]")
@@ -60,7 +48,7 @@ def batch_agreement(*, batch_id: int, bootstrap_n: int = BOOTSTRAP_N) -> dict:
         )
     del fetched
     kinds = dict(
-        _tuples(
+        fetch_tuples(
             Option.objects.filter(
                 revision_id__in=Answer.objects.filter(batch_id=batch_id).values("revision_id")
             ).values_list("id", "kind")

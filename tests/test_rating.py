@@ -1,3 +1,5 @@
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -137,5 +139,6 @@ def test_word_iou():
 def test_morals_export(client, admin_user, rating_batch):
     client.force_login(admin_user)
     lines = client.get("/api/export/morals.jsonl").getvalue().decode().splitlines()
-    assert len(lines) == 4 and '"model": "tfidf"' in lines[0] and '"status": "done"' in lines[0]
+    first = json.loads(lines[0])
+    assert len(lines) == 4 and first["model"] == "tfidf" and first["status"] == "done"
     assert ModelMoral.objects.filter(status="done").count() == 4

