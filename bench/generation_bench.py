@@ -1,7 +1,7 @@
 """Generation throughput: 709 real fables × 3 models against a server answering in 200 ms.
 
-Two Celery worker processes (thread pool, CONCURRENCY requests each) drain the queue. The
-ideal rate is requests in flight ÷ latency = 2 × CONCURRENCY ÷ 0.2 s; the figure is the
+Two Celery worker processes (thread pool, 4 or 8 requests each) drain the queue. The ideal
+rate is requests in flight ÷ latency = 2 × concurrency ÷ 0.2 s; the figure is the
 measured rate as a fraction of it. Duplicates: provider requests beyond one per moral, and
 rows beyond one per (fable, model, prompt version).
 """
@@ -20,7 +20,7 @@ from fake_openai import FakeOpenAI  # noqa: E402
 
 LATENCY = 0.2
 WORKERS = 2
-CONCURRENCY = 8
+CONCURRENCIES = (4, 8)  # requests in flight per worker process
 MODELS = ("bench-a", "bench-b", "bench-c")
 
 COUNTS = """
@@ -44,6 +44,10 @@ def _redis_up() -> bool:
 
 
 def run(data: Path, *, use_pg: bool) -> dict:
+    return {f"{WORKERS}x{c}": run_one(data, use_pg=use_pg, concurrency=c) for c in CONCURRENCIES}
+
+
+def run_one(data: Path, *, use_pg: bool, concurrency: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         var = Path(tmp)
         url = fresh_pg_database("morables_bench_generation") if use_pg else ""
@@ -79,7 +83,7 @@ def run(data: Path, *, use_pg: bool) -> dict:
                         "--pool",
                         "threads",
                         "--concurrency",
-                        str(CONCURRENCY),
+                        str(concurrency),
                         "--without-gossip",
                         "--without-mingle",
                         "--without-heartbeat",
@@ -126,7 +130,7 @@ def run(data: Path, *, use_pg: bool) -> dict:
         ).stdout.split()  # fmt: skip
         done, failed, rows, duplicate_rows = map(int, counts)
     rate = done / seconds
-    ideal = WORKERS * CONCURRENCY / LATENCY
+    ideal = WORKERS * concurrency / LATENCY
     busy = [s for s in samples if s]
     return {
         "database": "postgresql" if use_pg else "sqlite",
