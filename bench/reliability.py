@@ -458,12 +458,12 @@ def main() -> int:
                 drive(base, batch, [tokens[n] for n in names], tokens["admin"], seconds=1800)
             )
             report["load"] = {**summary(stats), **reconcile(batch, env)}
-            late_409 = stats["late"][409]
+            refused = stats["late"][409] + stats["answer_status"][409]
             if report["load"]["violation_count"]:
                 violations.append(f"load: {report['load']['violations']}")
-            if report["load"]["surplus"] != late_409:
+            if report["load"]["surplus"] != refused:
                 violations.append(
-                    f"load: {late_409} late answers refused but {report['load']['surplus']} "
+                    f"load: {refused} answers refused with 409 but {report['load']['surplus']} "
                     "surplus records"
                 )
             if stats["unexpected"]:
