@@ -1,12 +1,11 @@
 """Agreement for a batch of 100,000 answers; answers export throughput for 1,000,000 rows."""
 
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import synthetic
-from common import PYTHON, ROOT, base_env, fresh_pg_database, manage, timed_child
+from common import PYTHON, base_env, django_shell, fresh_pg_database, manage, timed_child
 
 AGREEMENT = """
 import statistics as st
@@ -24,17 +23,6 @@ print(st.median(runs), min(runs), stats["answers"], len(stats["pairs"]),
 """
 
 
-def _shell(code: str, env: dict) -> str:
-    return subprocess.run(
-        [PYTHON, "-c", "import django; django.setup()\n" + code],
-        cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "annotate.settings"},
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-
-
 def run(data, *, use_pg: bool) -> dict:
     if not use_pg:
         return {"skipped": "needs PostgreSQL"}
@@ -45,7 +33,7 @@ def run(data, *, use_pg: bool) -> dict:
     t = time.perf_counter()
     synthetic.load(url, fables=50_000, annotators=20)
     results["setup_100k_seconds"] = round(time.perf_counter() - t, 1)
-    seconds, fastest, answers, pairs, alpha, alpha_masi = _shell(AGREEMENT, env).split()
+    seconds, fastest, answers, pairs, alpha, alpha_masi = django_shell(AGREEMENT, env=env).split()
     results["agreement_100k"] = {
         "seconds_median_of_3": round(float(seconds), 2),
         "seconds_fastest": round(float(fastest), 2),

@@ -41,6 +41,38 @@ def fresh_pg_database(name: str) -> str:
     return f"{PG_ADMIN_URL}/{name}"
 
 
+USERS = """
+import json, sys
+from annotate.services.users import user_add
+count, prefix = int(sys.argv[1]), sys.argv[2]
+tokens = {}
+for i in range(count):
+    _, tokens[f"{prefix}{i}"] = user_add(username=f"{prefix}{i}", role="annotator", validate=False)
+_, tokens["admin"] = user_add(username=f"{prefix}admin", role="admin", validate=False)
+print(json.dumps(tokens))
+"""
+
+
+def django_shell(code: str, *args: str, env: dict) -> str:
+    """Run code in a fresh Django process with env; returns its stdout."""
+    return subprocess.run(
+        [PYTHON, "-c", "import django; django.setup()\n" + code, *args],
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "annotate.settings"},
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def create_users(count: int, prefix: str, *, env: dict) -> dict:
+    """`count` annotators named prefix0… and one admin; their API tokens by username
+    (the admin's under "admin")."""
+    import json
+
+    return json.loads(django_shell(USERS, str(count), prefix, env=env))
+
+
 def manage(*args, env: dict, check=True, capture=False) -> subprocess.CompletedProcess:
     return subprocess.run(
         [PYTHON, "manage.py", *args],

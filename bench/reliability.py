@@ -33,7 +33,17 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import PYTHON, ROOT, base_env, free_port, fresh_pg_database, manage, wait_for_http
+from common import (
+    PYTHON,
+    ROOT,
+    base_env,
+    create_users,
+    django_shell,
+    free_port,
+    fresh_pg_database,
+    manage,
+    wait_for_http,
+)
 
 sys.path.insert(0, str(ROOT / "tests"))
 from fake_openai import FakeOpenAI  # noqa: E402
@@ -43,15 +53,6 @@ ANNOTATORS = int(os.environ.get("RELIABILITY_ANNOTATORS", "200"))
 LEASE = 6  # seconds: abandoned leases come back quickly
 P_SKIP, P_ABANDON, P_LATE = 0.03, 0.01, 0.5
 
-USERS = """
-import json, sys
-from annotate.services.users import user_add
-tokens = {}
-for i in range(int(sys.argv[1])):
-    _, tokens[f"rel{i}"] = user_add(username=f"rel{i}", role="annotator", validate=False)
-_, tokens["admin"] = user_add(username="reladmin", role="admin", validate=False)
-print(json.dumps(tokens))
-"""
 
 # Every row returned is a violation: over-answered fables, a person answering a fable twice
 # in a batch, fables short of their overlap, assignments with two answers, answers whose slot
@@ -95,17 +96,6 @@ dupes = (ModelMoral.objects.values("fable_id", "model_id", "prompt_version")
          .annotate(n=Count("id")).filter(n__gt=1).count())
 print(json.dumps({"by_status": by_status, "duplicate_rows": dupes}))
 """
-
-
-def shell(code: str, *args: str, env: dict) -> str:
-    return subprocess.run(
-        [PYTHON, "-c", "import django; django.setup()\n" + code, *args],
-        cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "annotate.settings"},
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 def pct(values: list[float], q: float) -> float | None:
@@ -272,7 +262,7 @@ def create_batch(base: str, admin: str, name: str, annotators: list[str], **extr
 
 
 def reconcile(batch_id: int, env: dict) -> dict:
-    return json.loads(shell(RECONCILE, str(batch_id), "2", env=env))
+    return json.loads(django_shell(RECONCILE, str(batch_id), "2", env=env))
 
 
 def terminator(dbname: str, stop: threading.Event, period: float, killed: list) -> None:
@@ -351,7 +341,7 @@ def stop_worker(worker: subprocess.Popen, sig=signal.SIGTERM) -> None:
 def wait_morals(env: dict, expected: int, timeout: float) -> dict:
     deadline = time.monotonic() + timeout
     while True:
-        state = json.loads(shell(MORALS, env=env))
+        state = json.loads(django_shell(MORALS, env=env))
         finished = state["by_status"].get("done", 0) + state["by_status"].get("failed", 0)
         if finished >= expected or time.monotonic() > deadline:
             state["seconds_waited"] = round(timeout - (deadline - time.monotonic()), 1)
@@ -394,7 +384,7 @@ def generation_faults(env: dict, workdir: Path, violations: list) -> dict:
             time.sleep(0.05)
         in_flight = server.in_flight
         stop_worker(worker, signal.SIGKILL)
-        done_before = json.loads(shell(MORALS, env=genv))["by_status"].get("done", 0)
+        done_before = json.loads(django_shell(MORALS, env=genv))["by_status"].get("done", 0)
         survivor = start_worker(genv, "survivor", beat=True)
         state = wait_morals(genv, 40, timeout=180)
         results["worker_kill"] = {
@@ -441,7 +431,7 @@ def main() -> int:
         manage("migrate", "--noinput", "-v0", env=env)
         write_fables(workdir / "fables.json", FABLES)
         manage("import_fables", str(workdir / "fables.json"), env=env, capture=True)
-        tokens = json.loads(shell(USERS, str(ANNOTATORS), env=env))
+        tokens = create_users(ANNOTATORS, "rel", env=env)
         names = [f"rel{i}" for i in range(ANNOTATORS)]
         port = free_port()
         base = f"http://127.0.0.1:{port}"

@@ -1,6 +1,5 @@
 """K simulated annotators drive next → answer over HTTP against gunicorn + PostgreSQL."""
 
-import json
 import random
 import subprocess
 import threading
@@ -12,22 +11,14 @@ from common import (
     PYTHON,
     ROOT,
     base_env,
+    create_users,
+    django_shell,
     free_port,
     fresh_pg_database,
     manage,
     timed_child,
     wait_for_http,
 )
-
-SETUP = """
-import json, sys
-from annotate.services.users import user_add
-tokens = {}
-for i in range(int(sys.argv[1])):
-    _, tokens[f"bench{i}"] = user_add(username=f"bench{i}", role="annotator", validate=False)
-_, tokens["admin"] = user_add(username="benchadmin", role="admin", validate=False)
-print(json.dumps(tokens))
-"""
 
 EXPLAIN = """
 import sys
@@ -60,17 +51,6 @@ with connection.cursor() as c:
       ) problems''', {"b": int(sys.argv[1])})
     print(c.fetchone()[0])
 """
-
-
-def shell(code: str, *args: str, env: dict) -> str:
-    return subprocess.run(
-        [PYTHON, "-c", "import django, os, sys; django.setup();\n" + code, *args],
-        cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "annotate.settings"},
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 def pct(values, q):
@@ -161,7 +141,7 @@ def run(data: Path, ks=(6, 20)) -> dict:
     env = base_env(DATABASE_URL=url)
     manage("migrate", "--noinput", "-v0", env=env)
     timed_child([PYTHON, "manage.py", "import_fables", str(data / "mcqa.json")], env)
-    tokens = json.loads(shell(SETUP, str(max(ks)), env=env))
+    tokens = create_users(max(ks), "bench", env=env)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
@@ -193,12 +173,12 @@ def run(data: Path, ks=(6, 20)) -> dict:
             r.raise_for_status()
             batch_id = r.json()["id"]
             if k == max(ks):
-                results["explain_claim"] = shell(EXPLAIN, str(batch_id), env=env)
+                results["explain_claim"] = django_shell(EXPLAIN, str(batch_id), env=env)
             run_k = drive(base, batch_id, [tokens[n] for n in names])
             trivial_rps = trivial(base, [tokens[n] for n in names])
             run_k["trivial_requests_per_s"] = round(trivial_rps, 1)
             run_k["ratio"] = round(2 * run_k["cycles_per_s"] / trivial_rps, 2)
-            run_k["invariant_violations"] = int(shell(RECONCILE, str(batch_id), env=env))
+            run_k["invariant_violations"] = int(django_shell(RECONCILE, str(batch_id), env=env))
             results[f"K={k}"] = run_k
     finally:
         server.terminate()

@@ -117,16 +117,14 @@ def test_annotators_cannot_review(client, annotators, admin_user):
     assert client.get(reverse("review_fable", args=[fable_id])).status_code == 403
 
 
+def jsonl_rows(client, url: str) -> list[dict]:
+    return [json.loads(line) for line in client.get(url).getvalue().decode().splitlines()]
+
+
 def test_exports(client, admin_user, annotators):
     batch = double_miss(annotators, admin_user)
     client.force_login(admin_user)
-    rows = [
-        json.loads(line)
-        for line in client.get(f"/api/export/answers.jsonl?batch={batch.id}")
-        .getvalue()
-        .decode()
-        .splitlines()
-    ]
+    rows = jsonl_rows(client, f"/api/export/answers.jsonl?batch={batch.id}")
     assert len(rows) == 2
     row = rows[0]
     assert row["alias"] == "dm_1" and row["revision"] == 1 and row["correct"] is False
@@ -189,13 +187,7 @@ def test_answer_export_timestamps_equal_python_isoformat(client, admin_user, ann
     Answer.objects.filter(id=first.id).update(
         created_at=dt.datetime(2026, 3, 4, 5, 6, 7, tzinfo=dt.UTC)
     )
-    rows = [
-        json.loads(line)
-        for line in client.get(f"/api/export/answers.jsonl?batch={batch.id}")
-        .getvalue()
-        .decode()
-        .splitlines()
-    ]
+    rows = jsonl_rows(client, f"/api/export/answers.jsonl?batch={batch.id}")
     assert rows[0]["submitted_at"] == "2026-03-04T05:06:07+00:00"
     second = Answer.objects.select_related("assignment").get(id=second.id)
     assert rows[1]["submitted_at"] == second.created_at.isoformat()
