@@ -128,7 +128,9 @@ def test_healthz_reports_database_and_broker(client, db):
 def test_healthz_fails_when_the_broker_is_down(client, db, settings, monkeypatch):
     from annotate.celery import app
 
+    # Celery resolves broker_write_url from broker_url once: point both at a closed port.
     monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:9/0")
+    monkeypatch.setattr(app.conf, "broker_write_url", "redis://127.0.0.1:9/0")
     response = client.get("/healthz")
     assert response.status_code == 503 and b"broker" in response.content
 
