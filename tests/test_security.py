@@ -128,9 +128,13 @@ def test_healthz_reports_database_and_broker(client, db):
 def test_healthz_fails_when_the_broker_is_down(client, db, settings, monkeypatch):
     from annotate.celery import app
 
-    # Celery resolves broker_write_url from broker_url once: point both at a closed port.
-    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:9/0")
-    monkeypatch.setattr(app.conf, "broker_write_url", "redis://127.0.0.1:9/0")
+    # A real connection attempt to a closed port. (Patching app.conf.broker_url is not enough
+    # on Redis, where Celery has resolved broker_write_url already, and the configuration
+    # view does not restore a patched broker_write_url.)
+    connect = app.connection_for_write
+    monkeypatch.setattr(
+        app, "connection_for_write", lambda **kw: connect(url="redis://127.0.0.1:9/0", **kw)
+    )
     response = client.get("/healthz")
     assert response.status_code == 503 and b"broker" in response.content
 
