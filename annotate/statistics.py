@@ -51,7 +51,9 @@ def batch_agreement(*, batch_id: int, bootstrap_n: int = BOOTSTRAP_N) -> dict:
         fetch_tuples(
             Option.objects.filter(
                 revision_id__in=Answer.objects.filter(batch_id=batch_id).values("revision_id")
-            ).values_list("id", "kind")
+            )
+            .order_by()
+            .values_list("id", "kind")
         )
     )
     users = dict(
