@@ -128,17 +128,15 @@ def krippendorff_alpha(data, *, level: str = "nominal") -> Stat:
             return _undefined(0, "no data")
         n = _pairable_units(rows)
         values = {v for row in rows for v in row if v is not None}
+        if level == "nominal" and not all(isinstance(v, int | float) for v in values):
+            codes = {v: i for i, v in enumerate(sorted(values, key=repr))}
+            matrix = np.array([[np.nan if v is None else codes[v] for v in row] for row in rows])
+        else:
+            matrix = np.array([[np.nan if v is None else float(v) for v in row] for row in rows])
     if n == 0:
         return _undefined(0, "no unit has two or more values")
     if len(values) < 2:
         return _undefined(n, "a single value is used throughout: expected disagreement is 0")
-    if isinstance(data, np.ndarray):
-        pass
-    elif level == "nominal" and not all(isinstance(v, int | float) for v in values):
-        codes = {v: i for i, v in enumerate(sorted(values, key=repr))}
-        matrix = np.array([[np.nan if v is None else codes[v] for v in row] for row in rows])
-    else:
-        matrix = np.array([[np.nan if v is None else float(v) for v in row] for row in rows])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         value = krippendorff.alpha(

@@ -192,3 +192,23 @@ def test_answer_export_timestamps_equal_python_isoformat(client, admin_user, ann
     second = Answer.objects.select_related("assignment").get(id=second.id)
     assert rows[1]["submitted_at"] == second.created_at.isoformat()
     assert rows[1]["claimed_at"] == second.assignment.claimed_at.isoformat()
+
+
+def test_skips_export(client, admin_user, annotators):
+    from annotate.services.routing import assignment_claim, assignment_skip
+
+    make_fables(1, prefix="sk")
+    batch = batch_create(
+        name="skips",
+        fables=fables_choose(prefix="sk"),
+        annotators=annotators[:2],
+        overlap=2,
+        created_by=admin_user,
+    )
+    assignment = assignment_claim(batch=batch, annotator=annotators[0])
+    assignment_skip(assignment_id=assignment.id, annotator=annotators[0], comment="too dark")
+    client.force_login(admin_user)
+    (row,) = jsonl_rows(client, f"/api/export/skips.jsonl?batch={batch.id}")
+    assert row["batch"] == "skips" and row["alias"] == "sk_1" and row["revision"] == 1
+    assert row["annotator"].startswith("ann-") and row["comment"] == "too dark"
+    assert row["skipped_at"] >= row["claimed_at"]
