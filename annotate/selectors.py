@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from django.db import connections
@@ -163,7 +164,7 @@ def _annotator_codes() -> dict[int, str]:
 
 def json_texts(texts) -> list:
     """Decode many JSON texts with one json.loads: per-row decoding (JSONField) was most of
-    the cost of reading 100,000 answers."""
+    the cost of reading 100,000 answers. (orjson is slower here: it must encode the str.)"""
     return json.loads("[" + ",".join(texts) + "]")
 
 
@@ -204,12 +205,15 @@ class IsoTimestamp(Func):
         return f"(REPLACE({sql}, ' ', 'T') || '+00:00')", params
 
 
-def answer_rows(*, batch_id: int | None = None, include_surplus: bool = True):
+def answer_rows(
+    *, batch_id: int | None = None, include_surplus: bool = True, fetch_ahead: bool = True
+):
     """One dict per MCQA answer, streamed in constant memory.
 
     Answers come ANSWER_CHUNK at a time (batch name, alias and revision number joined in
     SQL), with the options they show fetched per chunk, so memory does not grow with the
-    size of the benchmark. Queries: two per chunk, plus two.
+    size of the benchmark. Queries: two per chunk, plus two. With fetch_ahead, the next
+    chunk is fetched in a thread while this one is turned into rows (see _fetched_ahead).
     """
     codes = _annotator_codes()
     qs = Answer.objects.filter(batch__kind=Batch.MCQA)
@@ -239,23 +243,21 @@ def answer_rows(*, batch_id: int | None = None, include_surplus: bool = True):
             "created_text",
         )
     )
-    last = 0
-    # Keyset pagination (id > last, LIMIT): each chunk is a short indexed query, and no
-    # cursor or transaction stays open while the client reads.
-    while chunk := fetch_tuples(rows.filter(id__gt=last)[:ANSWER_CHUNK]):
-        last = chunk[-1][0]
-        # The options these answers showed, by index on their revisions.
-        options = {
-            oid: (kind, text)
-            for oid, kind, text in fetch_tuples(
-                Option.objects.filter(revision_id__in={row[4] for row in chunk})
-                .order_by()
-                .values_list("id", "kind", "text")
-            )
-        }
+
+    def fetch(after: int):
+        # Keyset pagination (id > after, LIMIT): each chunk is a short indexed query, and
+        # no cursor or transaction stays open while the client reads.
+        chunk = fetch_tuples(rows.filter(id__gt=after)[:ANSWER_CHUNK])
+        if not chunk:
+            return None
+        options = _options_by_id({row[4] for row in chunk}, using=rows.db)
         orders = json_texts(row[6] for row in chunk)
         selections = json_texts(row[7] for row in chunk)
-        for row, order, selected in zip(chunk, orders, selections, strict=True):
+        return chunk[-1][0], zip(chunk, orders, selections, strict=True), options
+
+    chunks = _fetched_ahead(fetch, using=rows.db) if fetch_ahead else _fetched_inline(fetch)
+    for rows_of_chunk, options in chunks:
+        for row, order, selected in rows_of_chunk:
             _, batch, alias, number, _, user, _, _, slot, comment, seconds, claimed, created = row
             picked = [options[o] for o in selected]
             kinds = [k for k, _ in picked]
@@ -276,6 +278,64 @@ def answer_rows(*, batch_id: int | None = None, include_surplus: bool = True):
                 "claimed_at": claimed,
                 "submitted_at": created,
             }
+
+
+def _fetched_inline(fetch):
+    """fetch(0), then fetch(last key of the previous chunk)…, until it returns None."""
+    after = 0
+    while (fetched := fetch(after)) is not None:
+        after, *chunk = fetched
+        yield chunk
+
+
+def _fetched_ahead(fetch, *, using: str):
+    """The chunks of _fetched_inline, each fetched in a thread while the caller is still
+    working on the one before: the database and Python work at the same time, which nearly
+    doubles the throughput of a large export.
+
+    The thread has its own connection, which cannot see a transaction that is still open on
+    the caller's; inside an atomic block (a test case, a caller's transaction) the chunks
+    are fetched inline instead.
+    """
+    if connections[using].in_atomic_block:
+        yield from _fetched_inline(fetch)
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="fetch-ahead") as pool:
+        future = pool.submit(fetch, 0)
+        try:
+            while (fetched := future.result()) is not None:
+                after, *chunk = fetched
+                future = pool.submit(fetch, after)
+                yield chunk
+        finally:
+            # Also when the consumer stops early (a client that goes away): let the
+            # fetch in flight finish, then close the thread's connection.
+            future.cancel()
+            wait([future])
+            pool.submit(connections.close_all).result()
+
+
+def _options_by_id(revision_ids: set[int], *, using: str) -> dict[int, tuple[str, str]]:
+    """Option id → (kind, text) for the options of these revisions, in one query.
+
+    On PostgreSQL the ids travel as one array parameter (= ANY): building and parsing an
+    IN list of 5,000 placeholders cost more than running the query."""
+    connection = connections[using]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, kind, text FROM {Option._meta.db_table} WHERE revision_id = ANY(%s)",
+                [list(revision_ids)],
+            )
+            rows = cursor.fetchall()
+    else:
+        rows = fetch_tuples(
+            Option.objects.using(using)
+            .filter(revision_id__in=revision_ids)
+            .order_by()
+            .values_list("id", "kind", "text")
+        )
+    return {oid: (kind, text) for oid, kind, text in rows}
 
 
 SKIP_COLUMNS = ["batch", "alias", "revision", "annotator", "comment", "claimed_at", "skipped_at"]

@@ -53,6 +53,10 @@ class FakeOpenAI:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive, as real providers do: HTTP/1.0 would make every request a new
+            # connection (and a new server thread), which is not what the app pays for.
+            protocol_version = "HTTP/1.1"
+
             def log_message(self, *args):
                 pass
 

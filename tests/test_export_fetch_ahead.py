@@ -1,0 +1,81 @@
+"""The answers export fetches its next chunk in a thread (outside transactions)."""
+
+import threading
+
+import pytest
+from django.db import connection, connections
+
+from annotate import selectors
+from tests.test_views_review import double_miss
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def sixteen_answers(annotators, admin_user, monkeypatch):
+    double_miss(annotators, admin_user, "fa", 8)  # 8 fables × 2 answers
+    monkeypatch.setattr(selectors, "ANSWER_CHUNK", 5)  # four chunks: 5, 5, 5, 1
+
+
+def _record_fetch_threads(monkeypatch) -> list:
+    threads = []
+    options_by_id = selectors._options_by_id
+
+    def recording(revision_ids, *, using):
+        threads.append((threading.get_ident(), connections[using].in_atomic_block))
+        return options_by_id(revision_ids, using=using)
+
+    monkeypatch.setattr(selectors, "_options_by_id", recording)
+    return threads
+
+
+def test_fetched_ahead_rows_equal_inline_rows(sixteen_answers, monkeypatch):
+    assert not connection.in_atomic_block
+    inline = list(selectors.answer_rows(fetch_ahead=False))
+    threads = _record_fetch_threads(monkeypatch)
+    ahead = list(selectors.answer_rows(fetch_ahead=True))
+    assert len(inline) == 16 and ahead == inline
+    # Every chunk (and the empty fetch that ends the export) ran on one other thread.
+    assert len(threads) == 4
+    assert {ident for ident, _ in threads} != {threading.get_ident()}
+    assert len({ident for ident, _ in threads}) == 1
+
+
+def test_inside_a_transaction_chunks_are_fetched_inline(sixteen_answers, monkeypatch):
+    from django.db import transaction
+
+    from annotate.models import Answer
+
+    threads = _record_fetch_threads(monkeypatch)
+    with transaction.atomic():
+        # Uncommitted: only this connection can see the change, so no thread may fetch.
+        Answer.objects.update(comment="not committed yet")
+        rows = list(selectors.answer_rows())
+    assert [row["comment"] for row in rows] == ["not committed yet"] * 16
+    assert {ident for ident, _ in threads} == {threading.get_ident()}
+
+
+def test_stopping_early_closes_the_fetch_thread_and_its_connection(sixteen_answers):
+    before = {t.ident for t in threading.enumerate()}
+    rows = selectors.answer_rows()
+    first = next(rows)
+    helpers = [t for t in threading.enumerate() if t.name.startswith("fetch-ahead")]
+    assert first["alias"].startswith("fa_") and helpers
+    rows.close()  # a client that goes away after the first line
+    for helper in helpers:
+        helper.join(5)
+        assert not helper.is_alive()
+    assert {t.ident for t in threading.enumerate()} <= before | {threading.get_ident()}
+
+
+def test_fetch_thread_leaves_no_session_open(needs_postgres, sixteen_answers):
+    def sessions() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            )
+            return cursor.fetchone()[0]
+
+    before = sessions()
+    assert len(list(selectors.answer_rows())) == 16
+    assert sessions() == before
