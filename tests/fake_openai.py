@@ -56,6 +56,7 @@ class FakeOpenAI:
             # Keep-alive, as real providers do: HTTP/1.0 would make every request a new
             # connection (and a new server thread), which is not what the app pays for.
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out without delay
 
             def log_message(self, *args):
                 pass
