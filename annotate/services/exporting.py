@@ -3,10 +3,9 @@
 Everything here is a generator, so exports run in constant memory whatever their size.
 """
 
-import csv
-import io
 import json
 import random
+import re
 from collections.abc import Iterable, Iterator
 
 import orjson
@@ -107,18 +106,44 @@ def jsonl_lines(records: Iterable[dict]) -> Iterator[str]:
         yield "\n".join(block)
 
 
+_NEEDS_QUOTES = re.compile(r'[",\r\n]').search
+
+
+def csv_field(value) -> str:
+    """One value as csv.writer (QUOTE_MINIMAL) writes it; lists and dicts as JSON.
+
+    Written out here rather than through csv.writer: the same text at a third less time,
+    which was most of a million-row CSV export (a test checks it against csv.writer).
+    """
+    kind = type(value)
+    if kind is not str:
+        if value is None:
+            return ""
+        if kind is int or kind is float or kind is bool:
+            return str(value)  # never needs quotes
+        value = _encode(value) if kind is list or kind is dict else str(value)
+    return '"' + value.replace('"', '""') + '"' if _NEEDS_QUOTES(value) else value
+
+
 def csv_lines(records: Iterable[dict], *, columns: list[str]) -> Iterator[str]:
-    """CSV with a header; lists and dicts are written as JSON."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(columns)
+    """CSV with a header (lines end in \\r\\n, as csv.writer's), in blocks of about 64 kB."""
+    block = [",".join(map(csv_field, columns)) or '""']
+    size = 0
     for record in records:
-        # A list, not a generator, and a tuple for isinstance: a fifth of the CSV time.
-        writer.writerow(
-            [_encode(v) if isinstance(v, (list, dict)) else v for v in map(record.get, columns)]
+        # A lone empty field is written "" (as csv.writer does), or the line would vanish.
+        # Plain text (most fields) inline; the rest through csv_field.
+        line = ",".join(
+            [
+                v if type(v) is str and not _NEEDS_QUOTES(v) else csv_field(v)
+                for v in map(record.get, columns)
+            ]
         )
-        if buffer.tell() > 64 * 1024:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
+        line = line or '""'
+        block.append(line)
+        size += len(line)
+        if size > 64 * 1024:
+            block.append("")
+            yield "\r\n".join(block)
+            block, size = [], 0
+    block.append("")
+    yield "\r\n".join(block)
