@@ -58,8 +58,14 @@ def pct(values, q):
     return round(values[min(len(values) - 1, int(q / 100 * len(values)))] * 1000, 1)
 
 
+def server_ms(response) -> float:
+    """Django's own time for the request (Server-Timing), in seconds like the latencies."""
+    return float(response.headers["Server-Timing"].rsplit("app;dur=", 1)[1]) / 1000
+
+
 def drive(base: str, batch_id: int, tokens: list[str]) -> dict:
     lat_next, lat_answer, errors = [], [], []
+    srv_next, srv_answer = [], []
     lock = threading.Lock()
 
     def annotator(token, seed):
@@ -73,12 +79,14 @@ def drive(base: str, batch_id: int, tokens: list[str]) -> dict:
                 if r.status_code == 204:
                     with lock:
                         lat_next.append(dt_next)
+                        srv_next.append(server_ms(r))
                     return
                 if r.status_code != 200:
                     with lock:
                         errors.append(f"next {r.status_code} {r.text[:200]}")
                     return
                 assignment = r.json()["assignment"]
+                srv = server_ms(r)
                 body = {"selected": [rng.choice("ABCDE")], "comment": ""}
                 t = time.perf_counter()
                 r = client.post(f"/api/assignments/{assignment}/answer/", json=body)
@@ -86,6 +94,8 @@ def drive(base: str, batch_id: int, tokens: list[str]) -> dict:
                 with lock:
                     lat_next.append(dt_next)
                     lat_answer.append(dt_answer)
+                    srv_next.append(srv)
+                    srv_answer.append(server_ms(r))
                     if r.status_code != 201:
                         errors.append(f"answer {r.status_code} {r.text[:200]}")
 
@@ -105,6 +115,10 @@ def drive(base: str, batch_id: int, tokens: list[str]) -> dict:
             "p95": pct(lat_answer, 95),
             "p99": pct(lat_answer, 99),
         },
+        # Time spent in Django, without the wait for a free gunicorn worker: with K
+        # closed-loop clients and 2 workers, a client's latency is about K ÷ throughput.
+        "next_server_ms": {q: pct(srv_next, n) for q, n in (("p50", 50), ("p95", 95))},
+        "answer_server_ms": {q: pct(srv_answer, n) for q, n in (("p50", 50), ("p95", 95))},
         "errors": errors[:5],
         "error_count": len(errors),
     }
@@ -157,6 +171,7 @@ def run(data: Path, ks=(6, 20)) -> dict:
         ],
         cwd=ROOT,
         env=env,
+        stdout=subprocess.DEVNULL,  # the access log (gunicorn.conf.py), one line a request
     )
     results = {}
     try:

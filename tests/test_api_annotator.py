@@ -163,3 +163,20 @@ def test_query_counts_do_not_grow_with_fables(db, admin_user, annotators):
     # slot lock, options, insert assignment, update slot, shown texts (+ savepoint/transaction)
     assert counts[0][0] <= 14, counts
     assert counts[0][1] <= 16, counts
+
+
+def test_responses_say_how_long_django_took(annotators, batch_id, monkeypatch):
+    import re
+    import time
+
+    from annotate.services import routing
+
+    def slow_claim(**kwargs):
+        time.sleep(0.05)
+        return None  # nothing left
+
+    monkeypatch.setattr(routing, "assignment_claim", slow_claim)
+    response = client_for(annotators[0]).post(f"/api/batches/{batch_id}/next/")
+    assert response.status_code == 204
+    match = re.fullmatch(r"app;dur=(\d+\.\d)", response["Server-Timing"])
+    assert match and 50 <= float(match[1]) < 5000
