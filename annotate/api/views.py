@@ -1,6 +1,5 @@
 """REST API: validate input, call one service or selector, serialise the result."""
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -116,14 +115,13 @@ def _assignment_payload(assignment: Assignment) -> dict:
 )
 @api_view(["POST"])
 def batch_next_view(request, batch_id: int):
-    batch = get_object_or_404(Batch, id=batch_id)
     try:
-        assignment = routing.assignment_claim(batch=batch, annotator=request.user)
+        # By id: the batch comes with the membership query (an unknown batch is a 404).
+        assignment = routing.assignment_claim(batch=batch_id, annotator=request.user)
     except ServiceError as exc:
         return _service_error(exc)
     if assignment is None:
         return Response(status=status.HTTP_204_NO_CONTENT)
-    assignment.batch = batch
     return Response(_assignment_payload(assignment))
 
 

@@ -66,34 +66,47 @@ def claim_queryset(*, batch: Batch, annotator, now: datetime):
 
 
 @transaction.atomic
-def assignment_claim(*, batch: Batch, annotator, now: datetime | None = None) -> Assignment | None:
-    """The annotator's current fable, or a newly claimed one; None when nothing is left."""
+def assignment_claim(
+    *, batch: Batch | int, annotator, now: datetime | None = None
+) -> Assignment | None:
+    """The annotator's current fable, or a newly claimed one; None when nothing is left.
+
+    `batch` may be a Batch or its id (the API passes the id: the batch then comes with the
+    membership query instead of a query of its own). An unknown batch is refused like a
+    batch the annotator is not in.
+    """
     now = now or timezone.now()
-    if batch.closed_at is not None:
-        return None
-    # One query: membership, and the open slot this annotator may already hold here.
+    batch_id = batch if isinstance(batch, int) else batch.id
+    # One query: the batch, membership, and the open slot this annotator may already hold.
     held = Slot.objects.filter(
-        holder__batch=batch,
+        holder__batch_id=batch_id,
         holder__annotator=annotator,
         holder__status=Assignment.CLAIMED,
         filled=False,
     ).values("holder_id")[:1]
     member = (
-        BatchMember.objects.filter(batch=batch, user=annotator)
+        BatchMember.objects.filter(batch_id=batch_id, user=annotator)
         .exclude(screening=BatchMember.REJECTED)
-        .values_list(Subquery(held))
+        .select_related("batch")
+        .annotate(held_id=Subquery(held))
         .first()
     )
     if member is None:
         raise Forbidden("you are not an annotator of this batch")
+    batch = member.batch
+    if batch.closed_at is not None:
+        return None
 
-    held_id = member[0]
-    if held_id is not None:
+    if member.held_id is not None:
         # Reload or second tab: the same fable comes back, its lease renewed.
         expires = now + lease_length()
-        if Slot.objects.filter(holder_id=held_id, filled=False).update(lease_expires_at=expires):
-            Assignment.objects.filter(id=held_id).update(expires_at=expires)
-            return Assignment.objects.select_related("fable").get(id=held_id)
+        if Slot.objects.filter(holder_id=member.held_id, filled=False).update(
+            lease_expires_at=expires
+        ):
+            Assignment.objects.filter(id=member.held_id).update(expires_at=expires)
+            assignment = Assignment.objects.select_related("fable").get(id=member.held_id)
+            assignment.batch = batch
+            return assignment
 
     slot = claim_queryset(batch=batch, annotator=annotator, now=now).first()
     if slot is None:
