@@ -3,6 +3,7 @@
 Everything here is a generator, so exports run in constant memory whatever their size.
 """
 
+import itertools
 import json
 import random
 import re
@@ -89,21 +90,25 @@ def _encode(value) -> str:
     return orjson.dumps(value, default=str).decode()
 
 
-def jsonl_lines(records: Iterable[dict]) -> Iterator[str]:
-    """One JSON object per line, yielded in blocks of about 64 kB."""
+def _in_blocks(lines: Iterable[str], newline: str) -> Iterator[str]:
+    """The lines, each ended by `newline`, yielded in blocks of about 64 kB."""
     block: list[str] = []
     size = 0
-    for record in records:
-        line = _encode(record)
+    for line in lines:
         block.append(line)
         size += len(line)
         if size > 64 * 1024:
             block.append("")
-            yield "\n".join(block)
+            yield newline.join(block)
             block, size = [], 0
     if block:
         block.append("")
-        yield "\n".join(block)
+        yield newline.join(block)
+
+
+def jsonl_lines(records: Iterable[dict]) -> Iterator[str]:
+    """One JSON object per line, yielded in blocks of about 64 kB."""
+    return _in_blocks(map(_encode, records), "\n")
 
 
 _NEEDS_QUOTES = re.compile(r'[",\r\n]').search
@@ -127,23 +132,17 @@ def csv_field(value) -> str:
 
 def csv_lines(records: Iterable[dict], *, columns: list[str]) -> Iterator[str]:
     """CSV with a header (lines end in \\r\\n, as csv.writer's), in blocks of about 64 kB."""
-    block = [",".join(map(csv_field, columns)) or '""']
-    size = 0
-    for record in records:
-        # A lone empty field is written "" (as csv.writer does), or the line would vanish.
-        # Plain text (most fields) inline; the rest through csv_field.
-        line = ",".join(
+    header = ",".join(map(csv_field, columns)) or '""'
+    lines = (
+        # Plain text (most fields) inline; the rest through csv_field. A lone empty field
+        # is written "" (as csv.writer does), or its line would vanish.
+        ",".join(
             [
                 v if type(v) is str and not _NEEDS_QUOTES(v) else csv_field(v)
                 for v in map(record.get, columns)
             ]
         )
-        line = line or '""'
-        block.append(line)
-        size += len(line)
-        if size > 64 * 1024:
-            block.append("")
-            yield "\r\n".join(block)
-            block, size = [], 0
-    block.append("")
-    yield "\r\n".join(block)
+        or '""'
+        for record in records
+    )
+    return _in_blocks(itertools.chain([header], lines), "\r\n")
