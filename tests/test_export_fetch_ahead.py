@@ -68,6 +68,25 @@ def test_stopping_early_closes_the_fetch_thread_and_its_connection(sixteen_answe
     assert {t.ident for t in threading.enumerate()} <= before | {threading.get_ident()}
 
 
+def test_an_error_in_the_fetch_thread_reaches_the_consumer(sixteen_answers, monkeypatch):
+    calls = []
+    options_by_id = selectors._options_by_id
+
+    def failing_on_the_third_chunk(revision_ids, *, using):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("connection lost")
+        return options_by_id(revision_ids, using=using)
+
+    monkeypatch.setattr(selectors, "_options_by_id", failing_on_the_third_chunk)
+    rows = []
+    with pytest.raises(RuntimeError, match="connection lost"):
+        for row in selectors.answer_rows():
+            rows.append(row)
+    assert len(rows) == 10  # the two chunks before the failure, then the error
+    assert not [t for t in threading.enumerate() if t.name == "fetch-ahead"]
+
+
 def test_fetch_thread_leaves_no_session_open(needs_postgres, sixteen_answers):
     def sessions() -> int:
         with connection.cursor() as cursor:
