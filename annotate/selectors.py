@@ -321,7 +321,7 @@ def _fetched_ahead(fetch, *, using: str):
                 if not hand_over(("chunk", chunk)):
                     return
             hand_over(("end", None))
-        except Exception as exc:
+        except BaseException as exc:  # whatever it is, the consumer must not wait forever
             hand_over(("error", exc))
         finally:
             connections.close_all()  # this thread's connection
