@@ -192,13 +192,9 @@ class IsoTimestamp(Func):
 
     def as_postgresql(self, compiler, connection, **extra):
         sql, params = compiler.compile(self.source_expressions[0])
-        utc = f"(({sql}) AT TIME ZONE 'UTC')"
-        return (
-            f"CASE WHEN mod(EXTRACT(MICROSECONDS FROM {utc})::int, 1000000) = 0 "
-            f"""THEN to_char({utc}, 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"') """
-            f"""ELSE to_char({utc}, 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"') END""",
-            params * 3,
-        )
+        # isoformat() leaves out a zero fraction: ".000000" goes, with one to_char.
+        text = f"""to_char(({sql}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')"""
+        return f"replace({text}, '.000000+', '+')", params
 
     def as_sqlite(self, compiler, connection, **extra):
         # Django stores aware datetimes in SQLite as UTC text from isoformat(" ").

@@ -1,9 +1,11 @@
+import threading
 from datetime import timedelta
 
 import pytest
+from django.db import connections
 from django.utils import timezone
 
-from annotate.models import Fable, ModelMoral
+from annotate.models import Fable, ModelConfig, ModelMoral
 from annotate.services import generation
 from annotate.services.errors import Invalid
 from tests.factories import make_fables
@@ -152,17 +154,59 @@ def test_claim_is_atomic_and_stale_rows_are_taken_over(
     assert ModelMoral.objects.get(id=moral_id).status == "pending"
 
 
-def test_rate_limit_reservations_are_spaced(db):
-    model = generation.model_add(
-        name="slow",
+def limited_model(requests_per_minute: int):
+    return generation.model_add(
+        name="limited",
         provider="openai_compatible",
         base_url="http://127.0.0.1:9/v1",
         model_id="m",
-        requests_per_minute=120,
+        requests_per_minute=requests_per_minute,
     )
+
+
+def test_rate_limit_reservations_are_spaced(db):
+    model = limited_model(120)
     waits = [generation.rate_limit_wait(model_id=model.id) for _ in range(4)]
     assert waits[0] == pytest.approx(0, abs=0.05)
     assert waits[3] == pytest.approx(1.5, abs=0.1)  # 0.5 s apart
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_reservations_never_share_a_moment(needs_postgres):
+    """8 threads with their own connections reserve 10 moments each at one instant."""
+    threads_n, each = 8, 10
+    model = limited_model(600)  # one request every 0.1 s
+    now = timezone.now()
+    waits, errors = [], []
+    lock = threading.Lock()
+    start = threading.Barrier(threads_n)
+
+    def reserve():
+        try:
+            start.wait()
+            mine = [generation.rate_limit_wait(model_id=model.id, now=now) for _ in range(each)]
+            with lock:
+                waits.extend(mine)
+        except Exception as exc:  # reported below, not lost in the thread
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=reserve) for _ in range(threads_n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors
+    # Every reservation got its own moment, 0.1 s after the one before: no lost update.
+    assert sorted(round(w, 6) for w in waits) == [
+        round(0.1 * k, 6) for k in range(threads_n * each)
+    ]
+
+
+def test_reserving_for_a_missing_model_is_an_error(db):
+    with pytest.raises(ModelConfig.DoesNotExist):
+        generation.rate_limit_wait(model_id=9999)
 
 
 def test_backoff_grows_and_honours_retry_after():
