@@ -23,14 +23,14 @@ from common import (
 EXPLAIN = """
 import sys
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
-from annotate.models import Batch
-from annotate.services.routing import claim_queryset
-batch = Batch.objects.get(id=int(sys.argv[1]))
+from annotate.services.routing import claim_sql
 user = get_user_model().objects.get(username="bench0")
-with transaction.atomic():
-    print(claim_queryset(batch=batch, annotator=user, now=timezone.now())[:1].explain())
+sql, params = claim_sql(batch_id=int(sys.argv[1]), annotator_id=user.id, now=timezone.now())
+with transaction.atomic(), connection.cursor() as cursor:
+    cursor.execute("EXPLAIN " + sql, params)
+    print("\\n".join(line for line, in cursor.fetchall()))
 """
 
 RECONCILE = """
