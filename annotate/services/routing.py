@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotate.models import Answer, Assignment, Batch, Fable, Option, Slot
+from annotate.models import Answer, Assignment, Batch, BatchMember, Fable, Option, Slot
 from annotate.services.errors import Conflict, Forbidden, Invalid
 
 _shuffle = random.SystemRandom().shuffle
@@ -61,10 +61,10 @@ SELECT b.*,
        (SELECT s.holder_id FROM annotate_slot s
           JOIN annotate_assignment a ON a.id = s.holder_id
         WHERE NOT s.filled AND a.batch_id = %(batch)s AND a.annotator_id = %(user)s
-          AND a.status = 'claimed'
+          AND a.status = %(claimed)s
         LIMIT 1) AS held_id
 FROM annotate_batchmember m JOIN annotate_batch b ON b.id = m.batch_id
-WHERE m.batch_id = %(batch)s AND m.user_id = %(user)s AND m.screening <> 'rejected'"""
+WHERE m.batch_id = %(batch)s AND m.user_id = %(user)s AND m.screening <> %(rejected)s"""
 
 _FABLE_FIELDS = ["id", "alias", "title", "story", "content_note", "current_revision_id"]
 
@@ -105,7 +105,18 @@ def assignment_claim(
     batch_id = batch if isinstance(batch, int) else batch.id
     # One query: the batch, membership, and the open slot this annotator may already hold.
     batch = next(
-        iter(Batch.objects.raw(_MEMBER_SQL, {"batch": batch_id, "user": annotator.id})), None
+        iter(
+            Batch.objects.raw(
+                _MEMBER_SQL,
+                {
+                    "batch": batch_id,
+                    "user": annotator.id,
+                    "claimed": Assignment.CLAIMED,
+                    "rejected": BatchMember.REJECTED,
+                },
+            )
+        ),
+        None,
     )
     if batch is None:
         raise Forbidden("you are not an annotator of this batch")

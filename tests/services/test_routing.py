@@ -61,6 +61,29 @@ def test_non_member_cannot_claim(batch, make_user):
         assignment_claim(batch=batch, annotator=make_user("outsider"))
 
 
+def test_rejected_screening_candidate_cannot_claim(batch, annotators):
+    from annotate.models import BatchMember
+
+    BatchMember.objects.filter(batch=batch, user=annotators[0]).update(
+        screening=BatchMember.REJECTED
+    )
+    with pytest.raises(Forbidden):
+        assignment_claim(batch=batch, annotator=annotators[0])
+    assert assignment_claim(batch=batch.id, annotator=annotators[1]) is not None
+
+
+def test_unknown_batch_is_refused_like_a_foreign_one(batch, annotators):
+    with pytest.raises(Forbidden):
+        assignment_claim(batch=batch.id + 1000, annotator=annotators[0])
+
+
+def test_closed_batch_hands_out_nothing(batch, annotators):
+    batch.closed_at = timezone.now()
+    batch.save(update_fields=["closed_at"])
+    assert assignment_claim(batch=batch.id, annotator=annotators[0]) is None
+    assert not Assignment.objects.exists()
+
+
 def test_answer_fills_the_slot_and_repeats_are_idempotent(batch, annotators):
     a = assignment_claim(batch=batch, annotator=annotators[0])
     result = answer(a, annotators[0], ["C", "A"])
