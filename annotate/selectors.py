@@ -1,9 +1,12 @@
 """Reads for pages, the API and exports. Each function does a fixed number of queries."""
 
+import gc
 import hashlib
 import json
 import queue
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.db import connections
@@ -169,6 +172,24 @@ def json_texts(texts) -> list:
     return json.loads("[" + ",".join(texts) + "]")
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cycle collector while bulk reads build many short-lived containers.
+
+    Reference counting still frees every row as soon as it is written; what pauses is
+    the collector's repeated walks over all live objects (Django's own included), which
+    cost a fifth to a third of the CPU time of agreement and of a million-row export.
+    The collector's previous state comes back on exit, also on error or early close.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 ANSWER_CHUNK = 5000
 
 
@@ -253,28 +274,31 @@ def answer_rows(
         return chunk[-1][0], zip(chunk, orders, selections, strict=True), options
 
     chunks = _fetched_ahead(fetch, using=rows.db) if fetch_ahead else _fetched_inline(fetch)
-    for rows_of_chunk, options in chunks:
-        for row, order, selected in rows_of_chunk:
-            _, batch, alias, number, _, user, _, _, slot, comment, seconds, claimed, created = row
-            picked = [options[o] for o in selected]
-            kinds = [k for k, _ in picked]
-            yield {
-                "batch": batch,
-                "alias": alias,
-                "revision": number,
-                "annotator": codes[user],
-                "shown_kinds": [options[o][0] for o in order],
-                "selected_kinds": kinds,
-                "selected_texts": [t for _, t in picked],
-                "primary_kind": kinds[0] if kinds else None,
-                "correct": bool(kinds) and kinds[0] == "ground_truth",
-                "multi": len(kinds) > 1,
-                "surplus": slot is None,
-                "comment": comment,
-                "seconds": round(seconds, 1),
-                "claimed_at": claimed,
-                "submitted_at": created,
-            }
+    with gc_paused():  # for the whole export, its writer included
+        for rows_of_chunk, options in chunks:
+            for row, order, selected in rows_of_chunk:
+                _, batch, alias, number, _, user, _, _, slot, comment, seconds, claimed, created = (
+                    row
+                )
+                picked = [options[o] for o in selected]
+                kinds = [k for k, _ in picked]
+                yield {
+                    "batch": batch,
+                    "alias": alias,
+                    "revision": number,
+                    "annotator": codes[user],
+                    "shown_kinds": [options[o][0] for o in order],
+                    "selected_kinds": kinds,
+                    "selected_texts": [t for _, t in picked],
+                    "primary_kind": kinds[0] if kinds else None,
+                    "correct": bool(kinds) and kinds[0] == "ground_truth",
+                    "multi": len(kinds) > 1,
+                    "surplus": slot is None,
+                    "comment": comment,
+                    "seconds": round(seconds, 1),
+                    "claimed_at": claimed,
+                    "submitted_at": created,
+                }
 
 
 def _fetched_inline(fetch):

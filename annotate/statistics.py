@@ -10,7 +10,7 @@ from django.db.models.functions import Cast
 
 from annotate import agreement
 from annotate.models import Answer, Assignment, Batch, BatchMember, Option
-from annotate.selectors import annotator_code, fetch_tuples, json_texts
+from annotate.selectors import annotator_code, fetch_tuples, gc_paused, json_texts
 
 BOOTSTRAP_N = 1000
 
@@ -25,6 +25,11 @@ def _stat(stat) -> dict:
 
 def batch_agreement(*, batch_id: int, bootstrap_n: int = BOOTSTRAP_N) -> dict:
     """Pairwise, overall and per-annotator agreement on the counted answers of a batch."""
+    with gc_paused():
+        return _batch_agreement(batch_id=batch_id, bootstrap_n=bootstrap_n)
+
+
+def _batch_agreement(*, batch_id: int, bootstrap_n: int) -> dict:
     from django.contrib.auth import get_user_model
 
     # The two JSON lists come as text, decoded all at once (see json_texts).
@@ -34,15 +39,11 @@ def batch_agreement(*, batch_id: int, bootstrap_n: int = BOOTSTRAP_N) -> dict:
         .annotate(order_text=Cast("assignment__order", TextField()))
         .values_list("slot__item_id", "annotator_id", "selected_text", "order_text")
     )
-    rows = list(
-        zip(
-            (r[0] for r in fetched),
-            (r[1] for r in fetched),
-            json_texts(r[2] for r in fetched),
-            json_texts(r[3] for r in fetched),
-            strict=True,
-        )
-    )
+    n_rows = len(fetched)
+    item_ids = np.fromiter((r[0] for r in fetched), dtype=np.int64, count=n_rows)
+    user_ids = np.fromiter((r[1] for r in fetched), dtype=np.int64, count=n_rows)
+    selections = json_texts(r[2] for r in fetched)
+    orders = json_texts(r[3] for r in fetched)
     del fetched
     kinds = dict(
         fetch_tuples(
@@ -65,39 +66,51 @@ def batch_agreement(*, batch_id: int, bootstrap_n: int = BOOTSTRAP_N) -> dict:
         )
     )
 
-    # One pass over the answers turns them into integer codes; the per-pair and overall
-    # statistics then work on NumPy arrays (coders × fables), not on nested dicts.
-    label_ids: dict[str, int] = {}
-    coder_of: dict[int, int] = {}
-    item_of: dict[int, int] = {}
-    row_coder, row_item, row_primary, row_position, row_multi = [], [], [], [], []
-    sets_by_item: list[list[frozenset]] = []
-    for item, user, selected, order in rows:
-        first = kinds[selected[0]]
-        chosen = frozenset([first]) if len(selected) == 1 else frozenset(map(kinds.get, selected))
-        row_coder.append(coder_of.setdefault(user, len(coder_of)))
-        column = item_of.setdefault(item, len(item_of))
-        if column == len(sets_by_item):
-            sets_by_item.append([])
-        sets_by_item[column].append(chosen)
-        row_item.append(column)
-        row_primary.append(label_ids.setdefault(first, len(label_ids)))
-        row_position.append(order.index(selected[0]))
-        row_multi.append(len(selected) > 1)
-
-    # Codes sorted by name so that the output does not depend on the order of the rows.
-    labels = sorted(label_ids)
-    relabel = np.array([labels.index(k) for k in label_ids] or [0])
-    users_in_order = sorted(coder_of, key=lambda u: codes.get(u) or f"user-{u}")
-    coder_names = [codes.get(u) or f"user-{u}" for u in users_in_order]
-    recoder = np.zeros(len(coder_of) or 1, dtype=int)
-    for new_index, user in enumerate(users_in_order):
-        recoder[coder_of[user]] = new_index
-    coder = recoder[np.array(row_coder, dtype=int)] if rows else np.zeros(0, dtype=int)
-    item = np.array(row_item, dtype=int)
-    primary = relabel[np.array(row_primary, dtype=int)] if rows else np.zeros(0, dtype=int)
-    multi = np.array(row_multi, dtype=bool)
-    n_coders, n_items, n_labels = len(coder_names), len(item_of), len(labels)
+    # The answers become integer arrays (coders, fables, kinds) in a few vectorised
+    # passes; the per-pair and overall statistics then work on NumPy arrays (coders ×
+    # fables), not on nested dicts. Only the kinds' names and the chosen sets stay Python.
+    first_ids = np.fromiter((sel[0] for sel in selections), dtype=np.int64, count=n_rows)
+    multi = np.fromiter((len(sel) > 1 for sel in selections), dtype=bool, count=n_rows)
+    kind_names = sorted(set(kinds.values()))
+    option_ids = np.array(sorted(kinds), dtype=np.int64)
+    kind_code = {name: code for code, name in enumerate(kind_names)}
+    option_kind = np.array([kind_code[kinds[o]] for o in option_ids.tolist()] or [0])
+    first_kind = option_kind[np.searchsorted(option_ids, first_ids)] if n_rows else first_ids
+    # Labels are the kinds chosen first at least once, sorted by name (the output does not
+    # depend on the order of the rows).
+    used_kinds, primary = np.unique(first_kind, return_inverse=True)
+    labels = [kind_names[k] for k in used_kinds.tolist()]
+    primary = primary.reshape(-1)
+    users, coder_of_row = np.unique(user_ids, return_inverse=True)
+    item_keys, item = np.unique(item_ids, return_inverse=True)
+    item = item.reshape(-1)
+    by_code = sorted(
+        range(len(users)), key=lambda c: codes.get(int(users[c])) or f"user-{users[c]}"
+    )
+    coder_names = [codes.get(int(users[c])) or f"user-{users[c]}" for c in by_code]
+    recoder = np.zeros(len(users) or 1, dtype=int)
+    recoder[by_code] = np.arange(len(by_code))
+    coder = recoder[coder_of_row.reshape(-1)] if n_rows else np.zeros(0, dtype=int)
+    # Where the first choice was on this annotator's screen (A = 0).
+    row_position = np.array(
+        [order.index(sel[0]) for order, sel in zip(orders, selections, strict=True)], dtype=int
+    )
+    del orders
+    # Alpha over sets needs each fable's chosen sets (a one-kind set is shared, not rebuilt).
+    one_kind = {name: frozenset([name]) for name in kind_names}
+    chosen = [
+        one_kind[kinds[sel[0]]] if len(sel) == 1 else frozenset(map(kinds.get, sel))
+        for sel in selections
+    ]
+    del selections
+    by_item = np.argsort(item, kind="stable")
+    starts = np.flatnonzero(np.diff(item[by_item])) + 1
+    sets_by_item = (
+        [[chosen[i] for i in rows_of_item] for rows_of_item in np.split(by_item, starts)]
+        if n_rows
+        else []
+    )
+    n_coders, n_items, n_labels = len(coder_names), len(item_keys), len(labels)
     truth = labels.index("ground_truth") if "ground_truth" in labels else -1
     correct = primary == truth
 
@@ -136,12 +149,12 @@ def batch_agreement(*, batch_id: int, bootstrap_n: int = BOOTSTRAP_N) -> dict:
     if len(sizes) == 1 and sizes.pop() >= 2 and labels:
         fleiss = _stat(agreement.fleiss_kappa(counts))
     # Krippendorff's alpha on the label codes (nominal: the codes' values do not matter).
-    alpha_grid = np.where(answered, grid, np.nan) if rows else np.zeros((0, 0))
-    total = len(rows)
+    alpha_grid = np.where(answered, grid, np.nan) if n_rows else np.zeros((0, 0))
+    total = n_rows
     wrong = primary[~correct]
     wrong_counts = np.bincount(wrong, minlength=n_labels)
     total_wrong = int(wrong_counts.sum())
-    positions = np.bincount(np.array(row_position, dtype=int)) if rows else np.zeros(0)
+    positions = np.bincount(row_position) if n_rows else np.zeros(0)
     per_coder = np.bincount(coder, minlength=n_coders)
     per_coder_correct = np.bincount(coder, weights=correct, minlength=n_coders)
     per_coder_multi = np.bincount(coder, weights=multi, minlength=n_coders)

@@ -1,3 +1,5 @@
+import gc
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -48,6 +50,7 @@ def test_agreement_from_stored_answers(screening):
         "partial_story",
     }
     assert abs(sum(stats["position_share"].values()) - 1) < 0.01
+    assert gc.isenabled()  # paused only while computing
 
 
 def test_dashboard_shows_heatmap_charts_and_screening(client, screening, admin_user):

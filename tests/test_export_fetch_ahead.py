@@ -98,3 +98,30 @@ def test_fetch_thread_leaves_no_session_open(needs_postgres, sixteen_answers):
     before = sessions()
     assert len(list(selectors.answer_rows())) == 16
     assert sessions() == before
+
+
+def test_gc_paused_restores_the_collector_on_exit_error_and_nesting():
+    import gc
+
+    assert gc.isenabled()
+    with selectors.gc_paused():
+        assert not gc.isenabled()
+        with selectors.gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner pause found it paused, and leaves it so
+    assert gc.isenabled()
+    with pytest.raises(ValueError), selectors.gc_paused():
+        raise ValueError("boom")
+    assert gc.isenabled()
+
+
+def test_export_pauses_the_collector_only_while_it_runs(sixteen_answers):
+    import gc
+
+    rows = selectors.answer_rows()
+    next(rows)
+    assert not gc.isenabled()  # while the writer is between rows
+    rows.close()  # a client that goes away
+    assert gc.isenabled()
+    assert len(list(selectors.answer_rows())) == 16
+    assert gc.isenabled()
