@@ -2,13 +2,13 @@
 
 import gc
 import hashlib
-import json
 import queue
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import orjson
 from django.db import connections
 from django.db.models import Count, Func, IntegerField, OuterRef, Q, Subquery, TextField, Value
 from django.db.models.functions import Cast, Coalesce
@@ -167,9 +167,10 @@ def _annotator_codes() -> dict[int, str]:
 
 
 def json_texts(texts) -> list:
-    """Decode many JSON texts with one json.loads: per-row decoding (JSONField) was most of
-    the cost of reading 100,000 answers. (orjson is slower here: it must encode the str.)"""
-    return json.loads("[" + ",".join(texts) + "]")
+    """Decode many JSON texts in one call: per-row decoding (JSONField) was most of the
+    cost of reading 100,000 answers. orjson decodes the joined text in half the time of
+    json.loads (lists of option ids, measured on 5,000-row chunks)."""
+    return orjson.loads("[" + ",".join(texts) + "]")
 
 
 @contextmanager
@@ -337,6 +338,7 @@ def _fetched_ahead(fetch, *, using: str):
 
     def produce():
         try:
+            _plan_without_parallel_workers(using)
             for chunk in _fetched_inline(fetch):
                 if not hand_over(("chunk", chunk)):
                     return
@@ -361,6 +363,18 @@ def _fetched_ahead(fetch, *, using: str):
         # after the fetch in flight, and closes its connection.
         stop.set()
         thread.join()
+
+
+def _plan_without_parallel_workers(using: str) -> None:
+    """On this (the fetch thread's own) connection, plan chunk queries without parallel
+    workers. PostgreSQL would start two workers and a Gather Merge for every chunk of 5,000
+    answers; the start-up and the gather cost more CPU than they save, and the export is
+    bound by CPU shared between Python and PostgreSQL: a million-row export ran about 12%
+    faster without them (interleaved A/B). The setting goes with the connection."""
+    connection = connections[using]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET max_parallel_workers_per_gather = 0")
 
 
 def _options_by_id(revision_ids: set[int], *, using: str) -> dict[int, tuple[str, str]]:

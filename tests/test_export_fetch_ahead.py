@@ -125,3 +125,24 @@ def test_export_pauses_the_collector_only_while_it_runs(sixteen_answers):
     assert gc.isenabled()
     assert len(list(selectors.answer_rows())) == 16
     assert gc.isenabled()
+
+
+def test_fetch_thread_plans_without_parallel_workers(needs_postgres, sixteen_answers, monkeypatch):
+    seen = []
+    options_by_id = selectors._options_by_id
+
+    def recording(revision_ids, *, using):
+        with connections[using].cursor() as cursor:
+            cursor.execute("SHOW max_parallel_workers_per_gather")
+            seen.append(cursor.fetchone()[0])
+        return options_by_id(revision_ids, using=using)
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW max_parallel_workers_per_gather")
+        before = cursor.fetchone()[0]
+    monkeypatch.setattr(selectors, "_options_by_id", recording)
+    assert len(list(selectors.answer_rows())) == 16
+    assert seen == ["0"] * 4  # every chunk, on the thread's own connection
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW max_parallel_workers_per_gather")
+        assert cursor.fetchone()[0] == before != "0"  # the caller's connection is untouched
