@@ -124,22 +124,24 @@ def drive(base: str, batch_id: int, tokens: list[str]) -> dict:
     }
 
 
-def trivial(base: str, tokens: list[str], seconds: float = 8.0) -> float:
-    count = 0
+def trivial(base: str, tokens: list[str], seconds: float = 8.0) -> tuple[float, dict]:
+    """Requests/s of the trivial view with these clients, and the latency they saw: the
+    floor of what any endpoint can show on this server at this K."""
+    latencies = []
     lock = threading.Lock()
     deadline = time.perf_counter() + seconds
 
     def worker(token):
-        nonlocal count
+        mine = []
         with httpx.Client(
             base_url=base, headers={"Authorization": f"Token {token}"}, timeout=30
         ) as client:
-            n = 0
             while time.perf_counter() < deadline:
+                t = time.perf_counter()
                 client.post("/api/bench/probe/").raise_for_status()
-                n += 1
-            with lock:
-                count += n
+                mine.append(time.perf_counter() - t)
+        with lock:
+            latencies.extend(mine)
 
     threads = [threading.Thread(target=worker, args=(t,)) for t in tokens]
     start = time.perf_counter()
@@ -147,7 +149,8 @@ def trivial(base: str, tokens: list[str], seconds: float = 8.0) -> float:
         t.start()
     for t in threads:
         t.join()
-    return count / (time.perf_counter() - start)
+    rate = len(latencies) / (time.perf_counter() - start)
+    return rate, {q: pct(latencies, n) for q, n in (("p50", 50), ("p95", 95))}
 
 
 def run(data: Path, ks=(6, 20)) -> dict:
@@ -190,7 +193,7 @@ def run(data: Path, ks=(6, 20)) -> dict:
             if k == max(ks):
                 results["explain_claim"] = django_shell(EXPLAIN, str(batch_id), env=env)
             run_k = drive(base, batch_id, [tokens[n] for n in names])
-            trivial_rps = trivial(base, [tokens[n] for n in names])
+            trivial_rps, run_k["trivial_ms"] = trivial(base, [tokens[n] for n in names])
             run_k["trivial_requests_per_s"] = round(trivial_rps, 1)
             run_k["ratio"] = round(2 * run_k["cycles_per_s"] / trivial_rps, 2)
             run_k["invariant_violations"] = int(django_shell(RECONCILE, str(batch_id), env=env))
