@@ -276,30 +276,32 @@ def answer_rows(
 
     chunks = _fetched_ahead(fetch, using=rows.db) if fetch_ahead else _fetched_inline(fetch)
     with gc_paused():  # for the whole export, its writer included
-        for rows_of_chunk, options in chunks:
-            for row, order, selected in rows_of_chunk:
-                _, batch, alias, number, _, user, _, _, slot, comment, seconds, claimed, created = (
-                    row
-                )
-                picked = [options[o] for o in selected]
-                kinds = [k for k, _ in picked]
-                yield {
-                    "batch": batch,
-                    "alias": alias,
-                    "revision": number,
-                    "annotator": codes[user],
-                    "shown_kinds": [options[o][0] for o in order],
-                    "selected_kinds": kinds,
-                    "selected_texts": [t for _, t in picked],
-                    "primary_kind": kinds[0] if kinds else None,
-                    "correct": bool(kinds) and kinds[0] == "ground_truth",
-                    "multi": len(kinds) > 1,
-                    "surplus": slot is None,
-                    "comment": comment,
-                    "seconds": round(seconds, 1),
-                    "claimed_at": claimed,
-                    "submitted_at": created,
-                }
+        yield from _answer_dicts(chunks, codes)
+
+
+def _answer_dicts(chunks, codes: dict[int, str]):
+    for rows_of_chunk, options in chunks:
+        for row, order, selected in rows_of_chunk:
+            _, batch, alias, number, _, user, _, _, slot, comment, seconds, claimed, created = row
+            picked = [options[o] for o in selected]
+            kinds = [k for k, _ in picked]
+            yield {
+                "batch": batch,
+                "alias": alias,
+                "revision": number,
+                "annotator": codes[user],
+                "shown_kinds": [options[o][0] for o in order],
+                "selected_kinds": kinds,
+                "selected_texts": [t for _, t in picked],
+                "primary_kind": kinds[0] if kinds else None,
+                "correct": bool(kinds) and kinds[0] == "ground_truth",
+                "multi": len(kinds) > 1,
+                "surplus": slot is None,
+                "comment": comment,
+                "seconds": round(seconds, 1),
+                "claimed_at": claimed,
+                "submitted_at": created,
+            }
 
 
 def _fetched_inline(fetch):

@@ -84,10 +84,9 @@ def _batch_agreement(*, batch_id: int, bootstrap_n: int) -> dict:
     users, coder_of_row = np.unique(user_ids, return_inverse=True)
     item_keys, item = np.unique(item_ids, return_inverse=True)
     item = item.reshape(-1)
-    by_code = sorted(
-        range(len(users)), key=lambda c: codes.get(int(users[c])) or f"user-{users[c]}"
-    )
-    coder_names = [codes.get(int(users[c])) or f"user-{users[c]}" for c in by_code]
+    names = [codes.get(u) or f"user-{u}" for u in users.tolist()]
+    by_code = sorted(range(len(users)), key=names.__getitem__)
+    coder_names = [names[c] for c in by_code]
     recoder = np.zeros(len(users) or 1, dtype=int)
     recoder[by_code] = np.arange(len(by_code))
     coder = recoder[coder_of_row.reshape(-1)] if n_rows else np.zeros(0, dtype=int)

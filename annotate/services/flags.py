@@ -48,8 +48,8 @@ def flags_check_item(*, batch: Batch, item_id: int) -> list[Flag]:
     # One query on the answer's hot path (see "Hand-written SQL" in routing.md).
     with connection.cursor() as cursor:
         cursor.execute(_ITEM_ANSWERS_SQL, {"item": item_id})
-        answers = [
-            (json.loads(selected) if isinstance(selected, str) else selected, rev, fable, truth)
+        answers = [  # JSON comes as text, as in routing's hand-written queries
+            (json.loads(selected), rev, fable, truth)
             for selected, rev, fable, truth in cursor.fetchall()
         ]
     if len(answers) < batch.overlap:

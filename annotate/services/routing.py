@@ -209,11 +209,10 @@ def _lock_for_finish(
     )
     answer = None
     if assignment.answer__id is not None:
-        payload = assignment.answer__payload
+        # JSON columns reach a raw query as text on both databases (Django's own loaders).
+        payload = json.loads(assignment.answer__payload)
         answer = Answer.from_db(
-            connection.alias,
-            ["id", "payload"],
-            [assignment.answer__id, json.loads(payload) if isinstance(payload, str) else payload],
+            connection.alias, ["id", "payload"], [assignment.answer__id, payload]
         )
     return assignment, slot, answer
 
