@@ -3,11 +3,12 @@
 import csv
 import io
 import json
+from decimal import Decimal
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotate.services.exporting import csv_lines
+from annotate.services.exporting import BLOCK, csv_lines, jsonl_lines
 
 scalars = st.one_of(
     st.none(),
@@ -48,7 +49,28 @@ def test_csv_lines_equal_csv_writer(table):
 
 
 def test_blocks_split_on_line_ends_only():
-    records = [{"text": "x" * 1000 + ',"\n'} for _ in range(200)]
+    records = [{"text": "x" * 1000 + ',"\n'} for _ in range(2 * BLOCK + 1)]
     blocks = list(csv_lines(records, columns=["text"]))
-    assert len(blocks) > 2 and all(block.endswith("\r\n") for block in blocks)
-    assert len(list(csv.reader(io.StringIO("".join(blocks))))) == 201
+    # The header, then BLOCK records at a time: memory stays bounded.
+    assert len(blocks) == 4 and all(block.endswith("\r\n") for block in blocks)
+    assert len(list(csv.reader(io.StringIO("".join(blocks))))) == 2 * BLOCK + 2
+    lines = list(jsonl_lines(iter(records)))
+    assert len(lines) == 3 and all(block.endswith("\n") for block in lines)
+    assert [json.loads(line) for line in "".join(lines).splitlines()] == records
+
+
+def test_jsonl_lines_are_compact_utf8_json():
+    records = [{"a": [1, "é"], "b": None, "c": True, "d": 1.5}, {}]
+    assert "".join(jsonl_lines(records)) == '{"a":[1,"é"],"b":null,"c":true,"d":1.5}\n{}\n'
+    assert list(jsonl_lines([])) == []
+    # What orjson cannot write itself (a Decimal) is written as its text, in both formats.
+    assert "".join(jsonl_lines([{"n": Decimal("1.50")}])) == '{"n":"1.50"}\n'
+    written = "".join(csv_lines([{"n": [Decimal("1.50")]}, {"n": []}], columns=["n"]))
+    assert written == 'n\r\n"[""1.50""]"\r\n[]\r\n'
+
+
+def test_a_text_holding_the_column_separator_is_quoted_on_its_own():
+    # Columns are joined with NUL to be searched at once; a text holding one is not split.
+    records = [{"a": "x\x00y,z", "b": 1}, {"a": "plain", "b": 2}, {"a": "q\x00", "b": 3}]
+    written = "".join(csv_lines(records, columns=["a", "b"]))
+    assert written == reference(["a", "b"], [list(r.values()) for r in records])
