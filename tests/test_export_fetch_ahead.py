@@ -35,7 +35,8 @@ def test_fetched_ahead_rows_equal_inline_rows(sixteen_answers, monkeypatch):
     threads = _record_fetch_threads(monkeypatch)
     ahead = list(selectors.answer_rows(fetch_ahead=True))
     assert len(inline) == 16 and ahead == inline
-    # Every chunk (and the empty fetch that ends the export) ran on one other thread.
+    # Every chunk's options were fetched on one other thread (the chunks themselves on a
+    # third, see below).
     assert len(threads) == 4
     assert {ident for ident, _ in threads} != {threading.get_ident()}
     assert len({ident for ident, _ in threads}) == 1
@@ -84,7 +85,28 @@ def test_an_error_in_the_fetch_thread_reaches_the_consumer(sixteen_answers, monk
         for row in selectors.answer_rows():
             rows.append(row)
     assert len(rows) == 10  # the two chunks before the failure, then the error
-    assert not [t for t in threading.enumerate() if t.name == "fetch-ahead"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("fetch-ahead")]
+
+
+def test_an_error_in_the_chunk_query_thread_reaches_the_consumer(sixteen_answers, monkeypatch):
+    calls = []
+    fetch_tuples = selectors.fetch_tuples
+
+    def failing_on_the_second_chunk(query):
+        if query.model is selectors.Answer:  # (on SQLite, options come through here too)
+            calls.append(threading.current_thread().name)
+            if len(calls) == 2:
+                raise RuntimeError("server closed the connection")
+        return fetch_tuples(query)
+
+    monkeypatch.setattr(selectors, "fetch_tuples", failing_on_the_second_chunk)
+    rows = []
+    with pytest.raises(RuntimeError, match="server closed the connection"):
+        for row in selectors.answer_rows():
+            rows.append(row)
+    # Through the completing thread: the first chunk, then the error.
+    assert len(rows) == 5 and calls == ["fetch-ahead-rows"] * 2
+    assert not [t for t in threading.enumerate() if t.name.startswith("fetch-ahead")]
 
 
 def test_fetch_thread_leaves_no_session_open(needs_postgres, sixteen_answers):
