@@ -158,7 +158,7 @@ def test_annotators_cannot_export(client, annotators, db):
     assert client.get("/api/export/answers.jsonl").status_code == 403
 
 
-def test_answer_export_streams_in_chunks_with_two_queries_each(
+def test_answer_export_streams_in_chunks_with_three_queries_each(
     client, admin_user, annotators, monkeypatch
 ):
     from annotate import selectors
@@ -171,8 +171,27 @@ def test_answer_export_streams_in_chunks_with_two_queries_each(
     with CaptureQueriesContext(connection) as chunked:
         four_chunks = client.get("/api/export/answers.jsonl").getvalue()
     assert four_chunks == one_chunk and one_chunk.count(b"\n") == 16
-    # 16 answers: 1 chunk or 4 chunks of (answers, their options).
-    assert len(chunked) == len(whole) + 3 * 2
+    # 16 answers: 1 chunk or 4 chunks of (answers, their options, their revisions).
+    assert len(chunked) == len(whole) + 3 * 3
+
+
+def test_answer_export_keeps_to_its_batch_and_to_mcqa_batches(client, admin_user, annotators):
+    from annotate.models import Batch
+
+    client.force_login(admin_user)
+    first = double_miss(annotators, admin_user, "p", 2)
+    second = double_miss(annotators, admin_user, "q", 1)
+    rows = jsonl_rows(client, f"/api/export/answers.jsonl?batch={first.id}")
+    assert [(r["batch"], r["alias"]) for r in rows] == [("batch p", "p_1")] * 2 + [
+        ("batch p", "p_2")
+    ] * 2
+    assert len(jsonl_rows(client, "/api/export/answers.jsonl")) == 6
+    assert jsonl_rows(client, f"/api/export/answers.jsonl?batch={second.id + 100}") == []
+    # Answers of a batch that is not multiple choice are not in this export.
+    Batch.objects.filter(id=first.id).update(kind=Batch.RATING)
+    assert jsonl_rows(client, f"/api/export/answers.jsonl?batch={first.id}") == []
+    rows = jsonl_rows(client, "/api/export/answers.jsonl")
+    assert {(r["batch"], r["alias"]) for r in rows} == {("batch q", "q_1")} and len(rows) == 2
 
 
 def test_answer_export_timestamps_equal_python_isoformat(client, admin_user, annotators):
