@@ -355,7 +355,7 @@ def _fetched_ahead(fetch, complete, *, using: str):
             lambda: map(complete, chunks), name="fetch-ahead-options", using=using
         )
     finally:
-        chunks.close()  # if the completing thread never started, the fetching one neither
+        chunks.close()  # ends the chunk-query thread; the completing one has ended by now
 
 
 def _in_thread(make_items, *, name: str, using: str):
