@@ -413,54 +413,44 @@ def _plan_without_parallel_workers(using: str) -> None:
             cursor.execute("SET max_parallel_workers_per_gather = 0")
 
 
-def _ids_array(ids) -> str:
-    """Ids as the text of a PostgreSQL array, for = ANY(%s::bigint[]): an IN list of 5,000
-    placeholders, or psycopg adapting a list of 5,000 ints, cost more than the query."""
-    return "{" + ",".join(map(str, ids)) + "}"
+def _for_revisions(revision_ids: set[int], *, sql: str, query, using: str) -> list[tuple]:
+    """The rows of `query` (for these revisions), or on PostgreSQL of the same statement
+    written as `sql`, its ids in one array parameter (= ANY(%s::bigint[])) sent as text: an
+    IN list of 5,000 placeholders, or psycopg adapting a list of 5,000 ints, cost more than
+    running the query."""
+    connection = connections[using]
+    if connection.vendor != "postgresql":
+        return fetch_tuples(query.using(using).order_by())
+    with connection.cursor() as cursor:
+        cursor.execute(sql, ["{" + ",".join(map(str, revision_ids)) + "}"])
+        return cursor.fetchall()
 
 
 def _options_by_id(revision_ids: set[int], *, using: str) -> tuple[dict, dict]:
     """Option id → kind, and option id → text, for the options of these revisions, in one
     query."""
-    connection = connections[using]
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT id, kind, text FROM {Option._meta.db_table} "
-                "WHERE revision_id = ANY(%s::bigint[])",
-                [_ids_array(revision_ids)],
-            )
-            rows = cursor.fetchall()
-    else:
-        rows = fetch_tuples(
-            Option.objects.using(using)
-            .filter(revision_id__in=revision_ids)
-            .order_by()
-            .values_list("id", "kind", "text")
-        )
+    rows = _for_revisions(
+        revision_ids,
+        sql=f"SELECT id, kind, text FROM {Option._meta.db_table} "
+        "WHERE revision_id = ANY(%s::bigint[])",
+        query=Option.objects.filter(revision_id__in=revision_ids).values_list("id", "kind", "text"),
+        using=using,
+    )
     ids, kinds, texts = zip(*rows, strict=True) if rows else ((), (), ())
     return dict(zip(ids, kinds, strict=True)), dict(zip(ids, texts, strict=True))
 
 
 def _revisions_by_id(revision_ids: set[int], *, using: str) -> dict[int, tuple[str, int]]:
     """Revision id → (fable alias, revision number), in one query."""
-    connection = connections[using]
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT r.id, f.alias, r.number FROM {Revision._meta.db_table} r "
-                f"JOIN {Fable._meta.db_table} f ON f.id = r.fable_id "
-                "WHERE r.id = ANY(%s::bigint[])",
-                [_ids_array(revision_ids)],
-            )
-            rows = cursor.fetchall()
-    else:
-        rows = fetch_tuples(
-            Revision.objects.using(using)
-            .filter(id__in=revision_ids)
-            .order_by()
-            .values_list("id", "fable__alias", "number")
-        )
+    rows = _for_revisions(
+        revision_ids,
+        sql=f"SELECT r.id, f.alias, r.number FROM {Revision._meta.db_table} r "
+        f"JOIN {Fable._meta.db_table} f ON f.id = r.fable_id WHERE r.id = ANY(%s::bigint[])",
+        query=Revision.objects.filter(id__in=revision_ids).values_list(
+            "id", "fable__alias", "number"
+        ),
+        using=using,
+    )
     return {rid: (alias, number) for rid, alias, number in rows}
 
 
