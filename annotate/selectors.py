@@ -14,6 +14,7 @@ from django.db.models import Count, Func, IntegerField, OuterRef, Q, Subquery, T
 from django.db.models.functions import Cast, Coalesce
 
 from annotate.models import (
+    GROUND_TRUTH,
     Answer,
     Assignment,
     Batch,
@@ -314,7 +315,7 @@ def _answer_dicts(chunks, codes: dict[int, str], batches: dict[int, str]):
                 "selected_kinds": picked,
                 "selected_texts": list(map(text_of, selected)),
                 "primary_kind": picked[0] if picked else None,
-                "correct": bool(picked) and picked[0] == "ground_truth",
+                "correct": bool(picked) and picked[0] == GROUND_TRUTH,
                 "multi": len(picked) > 1,
                 "surplus": slot is None,
                 "comment": comment,

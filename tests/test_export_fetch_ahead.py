@@ -35,8 +35,8 @@ def test_fetched_ahead_rows_equal_inline_rows(sixteen_answers, monkeypatch):
     threads = _record_fetch_threads(monkeypatch)
     ahead = list(selectors.answer_rows(fetch_ahead=True))
     assert len(inline) == 16 and ahead == inline
-    # Every chunk's options were fetched on one other thread (the chunks themselves on a
-    # third, see below).
+    # Every chunk's options were fetched on one other thread (the chunk queries run on a
+    # third: test_an_error_in_the_chunk_query_thread_reaches_the_consumer).
     assert len(threads) == 4
     assert {ident for ident, _ in threads} != {threading.get_ident()}
     assert len({ident for ident, _ in threads}) == 1

@@ -7,7 +7,7 @@ import itertools
 import json
 import operator
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import orjson
 
@@ -90,10 +90,9 @@ def _encode(value) -> str:
     return orjson.dumps(value, default=str).decode()
 
 
-def _json_joined(values: Iterable, separator: bytes) -> bytes:
+def _json_joined(values: Sequence, separator: bytes) -> bytes:
     """The values as JSON, joined. orjson called with no arguments but the value costs half
     as much as with default=str, which only values orjson cannot write (a Decimal) need."""
-    values = values if isinstance(values, (list, tuple)) else list(values)
     try:
         return separator.join(map(orjson.dumps, values))
     except TypeError:
@@ -180,7 +179,7 @@ def _csv_column(column) -> Iterable[str]:
         return map(str, column)  # never needs quotes
     if types <= {list, dict}:
         # orjson escapes the separator inside strings: it only ever stands between values.
-        joined = _json_joined(column, b"\x00").decode()
+        joined = _json_joined(column, _SEPARATOR.encode()).decode()
     else:
         if types != {str}:
             column = [v if type(v) is str else _field_text(v) for v in column]
