@@ -414,13 +414,17 @@ def _plan_without_parallel_workers(using: str) -> None:
             cursor.execute("SET max_parallel_workers_per_gather = 0")
 
 
-def _for_revisions(revision_ids: set[int], *, sql: str, query, using: str) -> list[tuple]:
-    """The rows of `query` (for these revisions), or on PostgreSQL of the same statement
-    written as `sql`, its ids in one array parameter (= ANY(%s::bigint[])) sent as text: an
-    IN list of 5,000 placeholders, or psycopg adapting a list of 5,000 ints, cost more than
-    running the query."""
+def _for_revisions(
+    revision_ids: set[int], *, sql: str, query, field: str, using: str
+) -> list[tuple]:
+    """The rows of `query` whose `field` is one of these revision ids, or on PostgreSQL of
+    the same statement written as `sql`, its ids in one array parameter (= ANY(%s::bigint[]))
+    sent as text: an IN list of 5,000 placeholders, or psycopg adapting a list of 5,000 ints,
+    cost more than running the query. The ORM's filter is built only where it runs: checking
+    each of 2,500 ids for it took a seventh of a million-row export's Python time."""
     connection = connections[using]
     if connection.vendor != "postgresql":
+        query = query.filter(**{f"{field}__in": revision_ids})
         return fetch_tuples(query.using(using).order_by())
     with connection.cursor() as cursor:
         cursor.execute(sql, ["{" + ",".join(map(str, revision_ids)) + "}"])
@@ -434,7 +438,8 @@ def _options_by_id(revision_ids: set[int], *, using: str) -> tuple[dict, dict]:
         revision_ids,
         sql=f"SELECT id, kind, text FROM {Option._meta.db_table} "
         "WHERE revision_id = ANY(%s::bigint[])",
-        query=Option.objects.filter(revision_id__in=revision_ids).values_list("id", "kind", "text"),
+        query=Option.objects.values_list("id", "kind", "text"),
+        field="revision_id",
         using=using,
     )
     ids, kinds, texts = zip(*rows, strict=True) if rows else ((), (), ())
@@ -447,9 +452,8 @@ def _revisions_by_id(revision_ids: set[int], *, using: str) -> dict[int, tuple[s
         revision_ids,
         sql=f"SELECT r.id, f.alias, r.number FROM {Revision._meta.db_table} r "
         f"JOIN {Fable._meta.db_table} f ON f.id = r.fable_id WHERE r.id = ANY(%s::bigint[])",
-        query=Revision.objects.filter(id__in=revision_ids).values_list(
-            "id", "fable__alias", "number"
-        ),
+        query=Revision.objects.values_list("id", "fable__alias", "number"),
+        field="id",
         using=using,
     )
     return {rid: (alias, number) for rid, alias, number in rows}
