@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
 import orjson
 from django.db import connections
 from django.db.models import Count, Func, IntegerField, OuterRef, Q, Subquery, TextField, Value
@@ -184,6 +185,24 @@ def json_texts(texts) -> list:
     return orjson.loads("[" + ",".join(texts) + "]")
 
 
+def tenths(values: list[float]) -> list[float]:
+    """[round(value, 1) for value in values], the same floats, in a few array operations.
+
+    rint(10x) / 10 is round(x, 1) exactly (IEEE division is correctly rounded, and round()
+    returns the float nearest to its decimal result) except where 10x lies so close to a
+    half that multiplying by 10 may have moved it across, or past the magnitude where that
+    margin still holds: those few values go through round() itself. round() on each of a
+    million answers' seconds was a fifth of building their rows."""
+    with np.errstate(all="ignore"):  # infinities and NaN are among the doubtful
+        x = np.asarray(values, dtype=np.float64) * 10
+        rounded = (np.rint(x) / 10).tolist()
+        doubtful = np.abs(np.abs(x - np.trunc(x)) - 0.5) < 1e-6
+        doubtful |= ~(np.abs(x) < 1e7)
+    for i in np.flatnonzero(doubtful).tolist():
+        rounded[i] = round(values[i], 1)
+    return rounded
+
+
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause Python's cycle collector while bulk reads build many short-lived containers.
@@ -287,7 +306,8 @@ def answer_rows(
         revisions = _revisions_by_id(revision_ids, using=rows.db)
         orders = json_texts(row[4] for row in chunk)
         selections = json_texts(row[5] for row in chunk)
-        return zip(chunk, orders, selections, strict=True), options, revisions
+        seconds = tenths([row[8] for row in chunk])
+        return zip(chunk, orders, selections, seconds, strict=True), options, revisions
 
     if not batches:
         return
@@ -302,8 +322,8 @@ def answer_rows(
 def _answer_dicts(chunks, codes: dict[int, str], batches: dict[int, str]):
     for rows_of_chunk, (kinds, texts), revisions in chunks:
         kind_of, text_of = kinds.__getitem__, texts.__getitem__
-        for row, order, selected in rows_of_chunk:
-            _, batch, revision, user, _, _, slot, comment, seconds, claimed, created = row
+        for row, order, selected, seconds in rows_of_chunk:
+            _, batch, revision, user, _, _, slot, comment, _, claimed, created = row
             alias, number = revisions[revision]
             picked = list(map(kind_of, selected))
             yield {
@@ -319,7 +339,7 @@ def _answer_dicts(chunks, codes: dict[int, str], batches: dict[int, str]):
                 "multi": len(picked) > 1,
                 "surplus": slot is None,
                 "comment": comment,
-                "seconds": round(seconds, 1),
+                "seconds": seconds,
                 "claimed_at": claimed,
                 "submitted_at": created,
             }

@@ -74,3 +74,28 @@ def test_a_text_holding_the_column_separator_is_quoted_on_its_own():
     records = [{"a": "x\x00y,z", "b": 1}, {"a": "plain", "b": 2}, {"a": "q\x00", "b": 3}]
     written = "".join(csv_lines(records, columns=["a", "b"]))
     assert written == reference(["a", "b"], [list(r.values()) for r in records])
+
+
+# Halves, values whose float lies just below or above a half (0.15, 2.675), negative zero,
+# and the magnitudes where multiplying by 10 stops being safe: each is one that rint(10x)/10
+# alone gets wrong, or could.
+TENTHS_EDGES = [0.15, 0.25, 0.05, 2.675, 12.25, -12.25, -0.15, -0.0, 0.0, 1e7, 1e7 + 0.05]
+
+
+@given(st.lists(st.floats(allow_nan=False) | st.sampled_from(TENTHS_EDGES), max_size=50))
+def test_tenths_equal_round_to_one_decimal(values):
+    from annotate.selectors import tenths
+
+    expected = [round(value, 1) for value in values]
+    got = tenths(values)
+    assert got == expected
+    assert [str(value) for value in got] == [str(value) for value in expected]  # -0.0 too
+
+
+def test_tenths_of_the_edges_and_of_not_a_number():
+    import math
+
+    from annotate.selectors import tenths
+
+    assert tenths(TENTHS_EDGES) == [0.1, 0.2, 0.1, 2.7, 12.2, -12.2, -0.1, -0.0, 0.0, 1e7, 10000000.1]
+    assert math.isnan(tenths([math.nan])[0]) and tenths([]) == []
