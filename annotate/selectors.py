@@ -325,7 +325,13 @@ def _answer_dicts(chunks, codes: dict[int, str], batches: dict[int, str]):
         for row, order, selected, seconds in rows_of_chunk:
             _, batch, revision, user, _, _, slot, comment, _, claimed, created = row
             alias, number = revisions[revision]
-            picked = list(map(kind_of, selected))
+            if len(selected) == 1:  # most answers: a third less time than through map()
+                first = selected[0]
+                primary = kinds[first]
+                picked, chosen = [primary], [texts[first]]
+            else:
+                picked, chosen = list(map(kind_of, selected)), list(map(text_of, selected))
+                primary = picked[0] if picked else None
             yield {
                 "batch": batches[batch],
                 "alias": alias,
@@ -333,9 +339,9 @@ def _answer_dicts(chunks, codes: dict[int, str], batches: dict[int, str]):
                 "annotator": codes[user],
                 "shown_kinds": list(map(kind_of, order)),
                 "selected_kinds": picked,
-                "selected_texts": list(map(text_of, selected)),
-                "primary_kind": picked[0] if picked else None,
-                "correct": bool(picked) and picked[0] == GROUND_TRUTH,
+                "selected_texts": chosen,
+                "primary_kind": primary,
+                "correct": primary == GROUND_TRUTH,
                 "multi": len(picked) > 1,
                 "surplus": slot is None,
                 "comment": comment,

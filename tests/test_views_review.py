@@ -196,6 +196,38 @@ def test_answer_export_keeps_to_its_batch_and_to_mcqa_batches(client, admin_user
     assert {(r["batch"], r["alias"]) for r in rows} == {("batch q", "q_1")} and len(rows) == 2
 
 
+def test_answer_export_fields_follow_the_stored_answers(client, admin_user, annotators):
+    from annotate.models import Answer, Option
+
+    client.force_login(admin_user)
+    make_fables(3, prefix="sel")
+    batch = batch_create(
+        name="batch sel",
+        fables=fables_choose(prefix="sel"),
+        annotators=annotators[:2],
+        overlap=2,
+        created_by=admin_user,
+    )
+    # Three selections in click order, one, and one again; then the same for the other.
+    for labels in (["C", "A", "E"], ["B"], ["D"]):
+        answer_as(annotators[0], batch, labels=labels)
+        answer_as(annotators[1], batch, labels=labels[::-1])
+    Answer.objects.filter(batch=batch).update(seconds=12.25)  # a tie: round() gives 12.2
+    rows = jsonl_rows(client, f"/api/export/answers.jsonl?batch={batch.id}")
+    answers = Answer.objects.filter(batch=batch).select_related("assignment").order_by("id")
+    assert len(rows) == len(answers) == 6
+    for row, answer in zip(rows, answers, strict=True):
+        options = {o.id: o for o in Option.objects.filter(revision_id=answer.revision_id)}
+        kinds = [options[i].kind for i in answer.selected]
+        assert row["shown_kinds"] == [options[i].kind for i in answer.assignment.order]
+        assert row["selected_kinds"] == kinds and len(kinds) in (1, 3)
+        assert row["selected_texts"] == [options[i].text for i in answer.selected]
+        assert row["primary_kind"] == kinds[0]
+        assert row["correct"] is (kinds[0] == "ground_truth")
+        assert row["multi"] is (len(kinds) > 1)
+        assert row["seconds"] == 12.2
+
+
 def test_answer_export_timestamps_equal_python_isoformat(client, admin_user, annotators):
     import datetime as dt
 
