@@ -48,6 +48,24 @@ def test_csv_lines_equal_csv_writer(table):
     assert back[0] == columns and len(back) == len(table) + 1
 
 
+texts = st.text(alphabet=st.sampled_from('ab ,"\r\n\x00é'), max_size=6)
+list_columns = st.lists(
+    st.tuples(st.lists(texts, min_size=1, max_size=3), st.lists(texts, max_size=2), st.booleans()),
+    min_size=1,
+    max_size=20,
+)
+
+
+@given(list_columns)
+def test_csv_columns_of_lists_of_texts_and_of_booleans_equal_csv_writer(table):
+    # Columns where every field is a list starting with a text are quoted all at once; the
+    # second column has empty lists too, which are not quoted, so it goes field by field.
+    columns = ["kinds", "texts", "flag"]
+    records = [dict(zip(columns, row, strict=True)) for row in table]
+    written = "".join(csv_lines(records, columns=columns))
+    assert written == reference(columns, [list(row) for row in table])
+
+
 def test_blocks_split_on_line_ends_only():
     records = [{"text": "x" * 1000 + ',"\n'} for _ in range(2 * BLOCK + 1)]
     blocks = list(csv_lines(records, columns=["text"]))
@@ -97,5 +115,17 @@ def test_tenths_of_the_edges_and_of_not_a_number():
 
     from annotate.selectors import tenths
 
-    assert tenths(TENTHS_EDGES) == [0.1, 0.2, 0.1, 2.7, 12.2, -12.2, -0.1, -0.0, 0.0, 1e7, 10000000.1]
+    assert tenths(TENTHS_EDGES) == [
+        0.1,
+        0.2,
+        0.1,
+        2.7,
+        12.2,
+        -12.2,
+        -0.1,
+        -0.0,
+        0.0,
+        1e7,
+        10000000.1,
+    ]
     assert math.isnan(tenths([math.nan])[0]) and tenths([]) == []
