@@ -10,15 +10,20 @@ from annotate.services.batches import batch_create, fables_choose
 from tests.factories import answer_as, make_fables
 
 
-def double_miss(annotators, admin_user, prefix="dm", count=1):
+def pair_batch(annotators, admin_user, prefix: str, count: int, name: str = ""):
+    """`count` new fables aliased prefix_1…, in a batch of overlap 2 for two annotators."""
     make_fables(count, prefix=prefix)
-    batch = batch_create(
-        name=f"batch {prefix}",
+    return batch_create(
+        name=name or f"batch {prefix}",
         fables=fables_choose(prefix=prefix),
         annotators=annotators[:2],
         overlap=2,
         created_by=admin_user,
     )
+
+
+def double_miss(annotators, admin_user, prefix="dm", count=1):
+    batch = pair_batch(annotators, admin_user, prefix, count)
     for _ in range(count):
         answer_as(annotators[0], batch, correct=False, comment="hard one")
         answer_as(annotators[1], batch, correct=False)
@@ -200,14 +205,7 @@ def test_answer_export_fields_follow_the_stored_answers(client, admin_user, anno
     from annotate.models import Answer, Option
 
     client.force_login(admin_user)
-    make_fables(3, prefix="sel")
-    batch = batch_create(
-        name="batch sel",
-        fables=fables_choose(prefix="sel"),
-        annotators=annotators[:2],
-        overlap=2,
-        created_by=admin_user,
-    )
+    batch = pair_batch(annotators, admin_user, "sel", 3)
     # Three selections in click order, one, and one again; then the same for the other.
     for labels in (["C", "A", "E"], ["B"], ["D"]):
         answer_as(annotators[0], batch, labels=labels)
@@ -250,14 +248,7 @@ def test_answer_export_timestamps_equal_python_isoformat(client, admin_user, ann
 def test_skips_export(client, admin_user, annotators):
     from annotate.services.routing import assignment_claim, assignment_skip
 
-    make_fables(1, prefix="sk")
-    batch = batch_create(
-        name="skips",
-        fables=fables_choose(prefix="sk"),
-        annotators=annotators[:2],
-        overlap=2,
-        created_by=admin_user,
-    )
+    batch = pair_batch(annotators, admin_user, "sk", 1, name="skips")
     assignment = assignment_claim(batch=batch, annotator=annotators[0])
     assignment_skip(assignment_id=assignment.id, annotator=annotators[0], comment="too dark")
     client.force_login(admin_user)
