@@ -568,7 +568,6 @@ REVISION_COLUMNS = [
 
 
 def revision_rows():
-
     qs = (
         Revision.objects.select_related("fable", "author")
         .prefetch_related("options")

@@ -214,6 +214,7 @@ def test_answer_export_fields_follow_the_stored_answers(client, admin_user, anno
     rows = jsonl_rows(client, f"/api/export/answers.jsonl?batch={batch.id}")
     answers = Answer.objects.filter(batch=batch).select_related("assignment").order_by("id")
     assert len(rows) == len(answers) == 6
+    assert sorted(len(answer.selected) for answer in answers) == [1, 1, 1, 1, 3, 3]
     for row, answer in zip(rows, answers, strict=True):
         options = {o.id: o for o in Option.objects.filter(revision_id=answer.revision_id)}
         kinds = [options[i].kind for i in answer.selected]

@@ -199,4 +199,4 @@ def _csv_column(column) -> Iterable[str]:
     if not _needs_quotes(joined):
         return joined.split(_SEPARATOR)
     fields = joined.replace('"', '""').split(_SEPARATOR)
-    return ['"' + f + '"' if '"' in f or "," in f or "\n" in f or "\r" in f else f for f in fields]
+    return ['"' + f + '"' if _needs_quotes(f) else f for f in fields]
